@@ -897,6 +897,115 @@ def rendered_objects_decode_strictly_into_kubernetes_types():
     assert r.returncode == 1 and "sideEffect" in r.stdout and "Service/s" in r.stdout, r.stdout + r.stderr
 
 
+# ------------------------------------------- against a real API server
+
+def controlplane_binary():
+    cp = os.environ.get("E2E_CONTROLPLANE") or os.path.join(REPO, ".cache", "e2e-bin", "controlplane")
+    if not (os.path.isfile(cp) and os.access(cp, os.X_OK)):
+        raise Skip(f"no control plane binary ({cp}); tests/e2e/run.sh builds it")
+    return cp
+
+
+class ControlPlane:
+    """The e2e engineer's single-process etcd + kube-apiserver on 127.0.0.1."""
+
+    def __init__(self, binary):
+        self.dir = tempfile.mkdtemp(prefix="rw-chart-cp-")
+        self.log = open(os.path.join(self.dir, "controlplane.log"), "w")
+        self.proc = subprocess.Popen([binary, "--dir", self.dir], stdout=self.log, stderr=subprocess.STDOUT)
+        import time
+        deadline = time.time() + 180
+        while not os.path.exists(os.path.join(self.dir, "ready")):
+            if self.proc.poll() is not None or time.time() > deadline:
+                self.stop()
+                raise AssertionError("control plane did not become ready:\n" +
+                                     open(os.path.join(self.dir, "controlplane.log")).read()[-3000:])
+            time.sleep(0.5)
+        self.env = {**os.environ, "KUBECONFIG": os.path.join(self.dir, "kubeconfig")}
+
+    def kubectl(self, *args, check=True, stdin=None):
+        r = subprocess.run(["kubectl", *args], capture_output=True, text=True, env=self.env, input=stdin)
+        if check:
+            assert r.returncode == 0, f"kubectl {' '.join(args)}: {r.stderr}"
+        return r
+
+    def helm(self, *args):
+        r = subprocess.run([HELM, *args], capture_output=True, text=True, env=self.env)
+        assert r.returncode == 0, f"helm {' '.join(args)}: {r.stderr}"
+        return r
+
+    def get(self, *args):
+        return json.loads(self.kubectl("get", "-o", "json", *args).stdout)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+@test
+def real_apiserver_accepts_objects_and_upgrade_keeps_certificates():
+    cp_bin = controlplane_binary()
+    cp = ControlPlane(cp_bin)
+    try:
+        cp.kubectl("create", "namespace", NS)
+        # 1. every rendered case passes server-side validation (dry run)
+        d = os.path.join(TMP, "server-matrix")
+        for f in render_matrix(d):
+            r = cp.kubectl("apply", "--dry-run=server", "-f", f, check=False)
+            assert r.returncode == 0, f"{os.path.basename(f)}: {r.stderr}"
+        plain = os.path.join(REPO, "deploy", "rdma-webhook.yaml")
+        r = cp.kubectl("apply", "--dry-run=server", "-f", plain, check=False)
+        assert r.returncode == 0, f"deploy/rdma-webhook.yaml: {r.stderr}"
+
+        # 2. chart mode: install, then upgrades
+        def state():
+            tls = cp.get("secret", "-n", NS, f"{FULLNAME}-tls")["data"]
+            ca = cp.get("secret", "-n", NS, f"{FULLNAME}-ca")["data"]
+            mwc = cp.get("mutatingwebhookconfiguration", FULLNAME)
+            vwc = cp.get("validatingwebhookconfiguration", FULLNAME)
+            bundles = {mwc["webhooks"][0]["clientConfig"]["caBundle"], vwc["webhooks"][0]["clientConfig"]["caBundle"]}
+            assert len(bundles) == 1, "the two webhooks carry different CA bundles"
+            return tls, ca, bundles.pop()
+
+        cp.helm("install", RELEASE, CHART, "--namespace", NS)
+        tls0, ca0, bundle0 = state()
+        eq(bundle0, ca0["tls.crt"], "caBundle is the CA")
+        verify_chain(base64.b64decode(ca0["tls.crt"]).decode(), base64.b64decode(tls0["tls.crt"]).decode())
+
+        cp.helm("upgrade", RELEASE, CHART, "--namespace", NS, "--set", "webhook.timeoutSeconds=4")
+        tls1, ca1, bundle1 = state()
+        eq(tls1, tls0, "serving Secret after a plain upgrade")
+        eq(ca1, ca0, "CA Secret after a plain upgrade")
+        eq(bundle1, bundle0, "caBundle after a plain upgrade")
+        eq(cp.get("mutatingwebhookconfiguration", FULLNAME)["webhooks"][0]["timeoutSeconds"], 4, "upgrade applied")
+
+        cp.helm("upgrade", RELEASE, CHART, "--namespace", NS, "--set", "certificates.chart.renewServingCert=true")
+        tls2, ca2, bundle2 = state()
+        assert tls2["tls.crt"] != tls0["tls.crt"] and tls2["tls.key"] != tls0["tls.key"], "renewServingCert kept the cert"
+        eq(ca2, ca0, "CA after renewServingCert")
+        eq(bundle2, bundle0, "caBundle after renewServingCert")
+        verify_chain(base64.b64decode(ca0["tls.crt"]).decode(), base64.b64decode(tls2["tls.crt"]).decode())
+
+        cp.helm("upgrade", RELEASE, CHART, "--namespace", NS, "--set", "certificates.extraDNSNames={hook.example.internal}")
+        tls3, ca3, bundle3 = state()
+        assert "DNS:hook.example.internal" in sans(base64.b64decode(tls3["tls.crt"]).decode()), "new SAN missing"
+        eq(ca3, ca0, "CA after a SAN change")
+        eq(bundle3, bundle0, "caBundle after a SAN change")
+
+        cp.helm("uninstall", RELEASE, "--namespace", NS)
+        r = cp.kubectl("get", "mutatingwebhookconfiguration", FULLNAME, check=False)
+        assert r.returncode != 0, "uninstall left the webhook configuration"
+    finally:
+        cp.stop()
+
+
 # ----------------------------------------------------------- render matrix
 
 MATRIX = {
