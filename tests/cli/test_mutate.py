@@ -1,0 +1,386 @@
+"""`mutate`: for every kind and every mode, the patch applied by independent appliers (our own
+strict RFC 6902 applier, the `jsonpatch` package, and kubectl's json-patch library) gives
+exactly `-o json`; mutating again yields `[]`; `check` of the result has no errors; the
+per-mode changes of CONTRACT.md section 5 are there and nothing else moved.
+"""
+import copy
+import json
+import shutil
+import subprocess
+
+import pytest
+import yaml
+
+import manifests as m
+from conftest import KINDS, POLICIES, canon, check, dump_docs, rw
+from rfc6902 import apply_patch
+
+try:
+    import jsonpatch
+except ImportError:  # run.sh installs it; the own applier still runs without it
+    jsonpatch = None
+
+KUBECTL = shutil.which("kubectl")
+
+# Where each kind's pod templates are (DOMAIN.md section 5).
+TEMPLATES = {
+    "pod.yaml": [""],
+    "job.yaml": ["/spec/template"],
+    "cronjob.yaml": ["/spec/jobTemplate/spec/template"],
+    "deployment.yaml": ["/spec/template"],
+    "statefulset.yaml": ["/spec/template"],
+    "pytorchjob.yaml": ["/spec/pytorchReplicaSpecs/Master/template",
+                        "/spec/pytorchReplicaSpecs/Worker/template"],
+    "tfjob.yaml": ["/spec/tfReplicaSpecs/Chief/template", "/spec/tfReplicaSpecs/Worker/template",
+                   "/spec/tfReplicaSpecs/PS/template"],
+    "mpijob-v1.yaml": ["/spec/mpiReplicaSpecs/Launcher/template",
+                       "/spec/mpiReplicaSpecs/Worker/template"],
+    "mpijob-v2beta1.yaml": ["/spec/mpiReplicaSpecs/Launcher/template",
+                            "/spec/mpiReplicaSpecs/Worker/template"],
+    "volcano-job.yaml": ["/spec/tasks/0/template", "/spec/tasks/1/template"],
+    "jobset.yaml": ["/spec/replicatedJobs/0/template/spec/template"],
+    "leaderworkerset.yaml": ["/spec/leaderWorkerTemplate/leaderTemplate",
+                             "/spec/leaderWorkerTemplate/workerTemplate"],
+    "rayjob.yaml": ["/spec/rayClusterSpec/headGroupSpec/template",
+                    "/spec/rayClusterSpec/workerGroupSpecs/0/template"],
+    "raycluster.yaml": ["/spec/headGroupSpec/template", "/spec/workerGroupSpecs/0/template",
+                        "/spec/workerGroupSpecs/1/template"],
+}
+KIND_FILES = sorted(TEMPLATES)
+MODE_POLICIES = ["hostnetwork.yaml", "sriov.yaml", "sriov-short.yaml", "sriov-multirail.yaml",
+                 "shared.yaml", "tcp.yaml", "off.yaml", "override.yaml", "vendor-key.yaml"]
+
+
+def test_kind_table_covers_the_goldens():
+    assert sorted(p.name for p in KINDS.glob("*.yaml")) == KIND_FILES
+
+
+def resolve(doc, pointer):
+    node = doc
+    for t in pointer.split("/")[1:] if pointer else []:
+        t = t.replace("~1", "/").replace("~0", "~")
+        node = node[int(t)] if isinstance(node, list) else node[t]
+    return node
+
+
+def is_gpu(c):
+    res = c.get("resources") or {}
+    return any("nvidia.com/gpu" in (res.get(k) or {}) for k in ("limits", "requests"))
+
+
+def env_of(c):
+    return {e["name"]: e.get("value") for e in c.get("env") or []}
+
+
+def caps_of(c):
+    return [x.upper() for x in ((c.get("securityContext") or {}).get("capabilities") or {})
+            .get("add") or []]
+
+
+def items_of(value):
+    """Items of a network annotation as `[ns/]name@if` strings (comma or JSON form)."""
+    value = value.strip()
+    if value.startswith("["):
+        out = []
+        for o in json.loads(value):
+            s = (o["namespace"] + "/" if o.get("namespace") else "") + o["name"]
+            out.append(s + ("@" + o["interface"] if o.get("interface") else ""))
+        return out
+    return [x.strip() for x in value.split(",") if x.strip()]
+
+
+def mutate_all(path, policy, extra=()):
+    """(patch lines, json lines, yaml docs, Run of -o json) for one input."""
+    pol = ["--policy", POLICIES / policy]
+    rp = rw("mutate", "-o", "patch", *pol, *extra, path)
+    rj = rw("mutate", "-o", "json", *pol, *extra, path)
+    ry = rw("mutate", *pol, *extra, path)
+    assert rp.rc == rj.rc == ry.rc, (rp, rj, ry)
+    assert rj.rc in (0, 1), rj
+    patches = rp.json_lines()
+    results = rj.json_lines()
+    docs = [d for d in yaml.safe_load_all(ry.out) if d is not None]
+    assert len(patches) == len(results) == len(docs), (rp, rj, ry)
+    for p in patches:
+        assert isinstance(p, list), rp
+    for d, j in zip(docs, results):
+        assert canon(d) == canon(j), "-o yaml and -o json disagree"
+    return patches, results, rj
+
+
+def kubectl_apply(tmp_path, original, patch):
+    f = tmp_path / "original.json"
+    f.write_text(json.dumps(original))
+    proc = subprocess.run([KUBECTL, "patch", "--local", "-f", str(f), "--type=json", "-p",
+                           json.dumps(patch), "-o", "json"], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0, f"kubectl rejected the patch: {proc.stderr}\n{patch}"
+    return json.loads(proc.stdout)
+
+
+def assert_patch_gives_result(tmp_path, original, patch, result):
+    assert canon(apply_patch(original, patch)) == canon(result), patch
+    if jsonpatch is not None:
+        assert canon(jsonpatch.apply_patch(original, patch)) == canon(result), patch
+    if KUBECTL and patch:
+        assert canon(kubectl_apply(tmp_path, original, patch)) == canon(result), patch
+
+
+def assert_idempotent(tmp_path, results, policy):
+    again = tmp_path / "mutated.yaml"
+    again.write_text(dump_docs(results))
+    r = rw("mutate", "-o", "patch", "--policy", POLICIES / policy, again)
+    assert r.json_lines() == [[] for _ in results], r
+
+
+# -- every kind x every mode -------------------------------------------------------------------
+
+@pytest.mark.parametrize("policy", MODE_POLICIES)
+@pytest.mark.parametrize("kind_file", KIND_FILES)
+def test_kind_mode_patch_roundtrip(kind_file, policy, tmp_path):
+    original = m.golden(f"kinds/{kind_file}")
+    patches, results, rj = mutate_all(KINDS / kind_file, policy)
+    [patch], [result] = patches, results
+    assert_patch_gives_result(tmp_path, original, patch, result)
+    assert_idempotent(tmp_path, results, policy)
+
+    mutated = tmp_path / "mutated.yaml"
+    mutated.write_text(dump_docs(results))
+    r, data = check(mutated, policy=policy)
+    assert data["summary"]["errors"] == 0, r
+    assert rj.rc == 0 and r.rc == 0, (rj, r)
+    if policy == "off.yaml":
+        assert patch == [] and canon(result) == canon(original)
+    else:
+        assert patch != [], "every kind golden has a GPU template to mutate"
+        assert data["results"][0]["path"] == EXPECTED_PATH[policy], r
+    check_mode_effects(kind_file, policy, original, result)
+
+
+EXPECTED_PATH = {"hostnetwork.yaml": "hostNetwork", "sriov.yaml": "sriov",
+                 "sriov-short.yaml": "sriov", "sriov-multirail.yaml": "sriov",
+                 "shared.yaml": "shared", "tcp.yaml": "tcp", "override.yaml": "sriov",
+                 "vendor-key.yaml": "sriov"}
+
+
+def check_mode_effects(kind_file, policy, original, result):
+    """The per-mode changes on GPU templates; everything else stays as it was."""
+    rest_before, rest_after = copy.deepcopy(original), copy.deepcopy(result)
+    for tp in TEMPLATES[kind_file]:
+        before, after = resolve(original, tp), resolve(result, tp)
+        gpu = [i for i, c in enumerate(before["spec"]["containers"]) if is_gpu(c)]
+        if not gpu or policy == "off.yaml":
+            assert canon(before) == canon(after), f"{tp} has no GPU container: untouched"
+            continue
+        check_template(policy, before, after, gpu)
+        for i, c in enumerate(before["spec"]["containers"]):
+            if i not in gpu:
+                assert canon(c) == canon(after["spec"]["containers"][i]), "non-GPU container"
+        assert canon(before["spec"].get("initContainers")) == canon(
+            after["spec"].get("initContainers")), "init containers are left alone"
+        # Blank the template out of both copies; what remains must be identical.
+        parent, last = tp.rsplit("/", 1) if tp else ("", None)
+        if last is None:
+            rest_before, rest_after = {}, {}
+        else:
+            for doc in (rest_before, rest_after):
+                node = resolve(doc, parent)
+                node[int(last) if isinstance(node, list) else last] = None
+    assert canon(rest_before) == canon(rest_after), "only pod templates change"
+
+
+def check_template(policy, before, after, gpu):
+    spec, meta = after["spec"], after.get("metadata") or {}
+    ann = meta.get("annotations") or {}
+    containers = spec["containers"]
+    first = containers[gpu[0]]
+    lim = (first.get("resources") or {}).get("limits") or {}
+    for i in gpu:
+        c, c0 = containers[i], before["spec"]["containers"][i]
+        e = env_of(c)
+        names_before = [x["name"] for x in c0.get("env") or []]
+        assert [x["name"] for x in c.get("env") or []][:len(names_before)] == names_before, \
+            "the user's env keeps its order; new entries go after"
+        if policy == "tcp.yaml":
+            assert (e.get("NCCL_IB_DISABLE"), e.get("NCCL_SOCKET_IFNAME")) == ("1", "eth0"), c
+            assert canon(c.get("securityContext")) == canon(c0.get("securityContext")), c
+            continue
+        assert "IPC_LOCK" in caps_of(c), c
+        assert e.get("NCCL_IB_DISABLE") == "0", c
+        want_ifname = {"hostnetwork.yaml": "bond0", "shared.yaml": "net1"}.get(policy, "eth1")
+        assert e.get("NCCL_SOCKET_IFNAME") == want_ifname, c
+        if policy == "sriov.yaml":
+            assert (e.get("NCCL_IB_GID_INDEX"), e.get("NCCL_NET_GDR_LEVEL"),
+                    e.get("NCCL_IB_QPS_PER_CONNECTION")) == ("3", "PHB", "4"), c
+        else:
+            assert "NCCL_IB_GID_INDEX" not in e, c
+        if policy == "hostnetwork.yaml":
+            assert e.get("NCCL_IB_HCA") == "=mlx5_0:1,mlx5_1:1", c
+        if policy == "sriov-multirail.yaml":
+            assert e.get("NCCL_IB_HCA") == "=mlx5_0,mlx5_1", c
+        if policy in ("hostnetwork.yaml", "sriov.yaml"):  # injectShm
+            mounts = {v["mountPath"]: v["name"] for v in c.get("volumeMounts") or []}
+            assert "/dev/shm" in mounts, c
+            vols = {v["name"]: v for v in spec.get("volumes") or []}
+            assert (vols[mounts["/dev/shm"]].get("emptyDir") or {}).get("medium") == "Memory"
+    if policy == "hostnetwork.yaml":
+        assert (spec.get("hostNetwork"), spec.get("dnsPolicy")) == (True,
+                                                                     "ClusterFirstWithHostNet")
+        assert lim.get("rdma/hca_shared_devices_a") in (1, "1"), first
+    else:
+        assert not spec.get("hostNetwork"), spec
+    if policy in ("sriov.yaml", "override.yaml"):
+        assert items_of(ann["k8s.v1.cni.cncf.io/networks"]) == ["sriov-rdma-net@eth1"], ann
+        assert lim.get("rdma/vf") in (1, "1"), first
+    if policy == "sriov-short.yaml":
+        assert items_of(ann["k8s.v1.cni.cncf.io/networks"]) == ["sriov-rdma-net@eth1"], ann
+        assert lim.get("rdma/vf") in (2, "2"), first
+    if policy == "sriov-multirail.yaml":
+        assert items_of(ann["k8s.v1.cni.cncf.io/networks"]) == [
+            "rail-a@eth1", "rdma-infra/rail-b@eth2"], ann
+        assert (lim.get("rdma/rail_a"), lim.get("rdma/rail_b")) in ((1, 1), ("1", "1")), first
+    if policy == "vendor-key.yaml":
+        assert items_of(ann["tke.cloud.tencent.com/networks"]) == [
+            "tke-bridge", "sriov-rdma-net@eth1"], ann
+        assert "k8s.v1.cni.cncf.io/networks" not in ann, ann
+    if policy == "shared.yaml":
+        assert items_of(ann["k8s.v1.cni.cncf.io/networks"]) == ["macvlan-rdma@net1"], ann
+        assert lim.get("rdma/hca_shared_devices_a") in (1, "1"), first
+    if policy in ("tcp.yaml", "hostnetwork.yaml"):
+        assert "k8s.v1.cni.cncf.io/networks" not in ann, ann
+    for i in gpu[1:]:  # only the first GPU container claims
+        assert canon((containers[i].get("resources") or {})) == canon(
+            before["spec"]["containers"][i].get("resources") or {}), containers[i]
+
+
+# -- special situations ------------------------------------------------------------------------
+
+def roundtrip(tmp_path, docs, policy):
+    p = tmp_path / "in.yaml"
+    p.write_text(dump_docs(docs))
+    patches, results, rj = mutate_all(p, policy)
+    for original, patch, result in zip(docs, patches, results):
+        assert_patch_gives_result(tmp_path, original, patch, result)
+    assert_idempotent(tmp_path, results, policy)
+    return patches, results, rj
+
+
+def bare_gpu_pod(annotations=None, env=()):
+    doc = m.edit(m.tcp, lambda d: m.c0(d).update(env=[{"name": k, "value": v} for k, v in env]))
+    if annotations:
+        doc["metadata"]["annotations"] = dict(annotations)
+    return doc
+
+
+def test_existing_comma_annotation_is_appended(tmp_path):
+    doc = bare_gpu_pod({m.NET_KEY: "team-a/other-net@eth5"})
+    _, [res], _ = roundtrip(tmp_path, [doc], "sriov.yaml")
+    assert items_of(res["metadata"]["annotations"][m.NET_KEY]) == [
+        "team-a/other-net@eth5", "sriov-rdma-net@eth1"]
+    assert "[" not in res["metadata"]["annotations"][m.NET_KEY], "keeps the comma form"
+
+
+def test_existing_json_annotation_stays_json(tmp_path):
+    doc = bare_gpu_pod({m.NET_KEY: '[{"name":"other-net","interface":"eth5"}]'})
+    _, [res], _ = roundtrip(tmp_path, [doc], "sriov.yaml")
+    value = res["metadata"]["annotations"][m.NET_KEY]
+    assert value.strip().startswith("["), value
+    assert items_of(value) == ["other-net@eth5", "sriov-rdma-net@eth1"], value
+
+
+def test_network_already_attached_is_not_added_twice(tmp_path):
+    doc = m.sriov()
+    patches, [res], _ = roundtrip(tmp_path, [doc], "sriov.yaml")
+    assert res["metadata"]["annotations"][m.NET_KEY] == "sriov-rdma-net@eth1"
+    assert m.c0(res)["resources"]["limits"]["rdma/vf"] == 1
+
+
+def test_vf_claimed_elsewhere_is_not_claimed_again(tmp_path):
+    doc = m.sriov()
+    del m.c0(doc)["resources"]["limits"]["rdma/vf"]
+    doc["spec"]["containers"].append({"name": "vf-holder", "image": "busybox",
+                                      "resources": {"limits": {"rdma/vf": 1}}})
+    _, [res], _ = roundtrip(tmp_path, [doc], "sriov.yaml")
+    assert "rdma/vf" not in m.c0(res)["resources"]["limits"], res
+
+
+def test_vendor_key_present_keeps_defaults_out(tmp_path):
+    doc = bare_gpu_pod({"tke.cloud.tencent.com/networks": "tke-bridge"})
+    _, [res], _ = roundtrip(tmp_path, [doc], "vendor-key.yaml")
+    assert items_of(res["metadata"]["annotations"]["tke.cloud.tencent.com/networks"]) == [
+        "tke-bridge", "sriov-rdma-net@eth1"]
+
+
+def test_reject_conflict_is_left_for_validation(tmp_path):
+    doc = m.edit(m.sriov, lambda d: m.set_env(m.c0(d), "NCCL_SOCKET_IFNAME", "eth0"))
+    patches, [res], rj = roundtrip(tmp_path, [doc], "sriov.yaml")
+    assert env_of(m.c0(res))["NCCL_SOCKET_IFNAME"] == "eth0"
+    assert rj.rc == 1, "mutate exits 1 when the mutated result has an error finding"
+    out = tmp_path / "out.yaml"
+    out.write_text(dump_docs([res]))
+    r, data = check(out, policy="sriov.yaml")
+    assert [f["rule"] for f in data["results"][0]["findings"]
+            if f["severity"] == "error"] == ["policy-conflict"], r
+
+
+def test_override_replaces_the_user_value(tmp_path):
+    doc = m.edit(m.sriov, lambda d: m.set_env(m.c0(d), "NCCL_SOCKET_IFNAME", "eth0"))
+    _, [res], rj = roundtrip(tmp_path, [doc], "override.yaml")
+    names = [e["name"] for e in m.c0(res)["env"]]
+    assert names.count("NCCL_SOCKET_IFNAME") == 1
+    assert names.index("NCCL_SOCKET_IFNAME") == 0, "replaced in place"
+    assert env_of(m.c0(res))["NCCL_SOCKET_IFNAME"] == "eth1"
+    assert rj.rc == 0, rj
+
+
+def test_override_renames_an_attachment(tmp_path):
+    doc = m.edit(m.sriov, lambda d: d["metadata"]["annotations"].update(
+        {m.NET_KEY: "sriov-rdma-net@eth2"}), lambda d: m.del_env(m.c0(d), "NCCL_SOCKET_IFNAME"))
+    _, [res], _ = roundtrip(tmp_path, [doc], "override.yaml")
+    assert items_of(res["metadata"]["annotations"][m.NET_KEY]) == ["sriov-rdma-net@eth1"]
+
+
+def test_same_values_are_left_alone(tmp_path):
+    doc = m.edit(m.sriov, lambda d: m.set_env(m.c0(d), "NCCL_SOCKET_IFNAME", "=eth1"))
+    patches, [res], _ = roundtrip(tmp_path, [doc], "override.yaml")
+    assert env_of(m.c0(res))["NCCL_SOCKET_IFNAME"] == "=eth1"
+
+
+def test_mixed_stream_non_workloads_print_unchanged(tmp_path):
+    svc = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"},
+           "spec": {"ports": [{"port": 80}], "clusterIP": "None"}}
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"},
+          "data": {"off": "off", "zero": "0", "yes": "yes", "empty": ""}}
+    docs = [svc, m.golden("kinds/pod.yaml"), cm, m.cpu_only()]
+    patches, results, _ = roundtrip(tmp_path, docs, "sriov.yaml")
+    assert patches[0] == [] and patches[2] == [] and patches[3] == []
+    assert patches[1] != []
+    for i in (0, 2, 3):
+        assert canon(results[i]) == canon(docs[i])
+
+
+def test_stdin_and_empty_documents(tmp_path):
+    text = "---\n" + dump_docs([m.tcp()]) + "---\n---\n" + dump_docs([m.sriov()])
+    r = rw("mutate", "-o", "json", "--policy", POLICIES / "sriov.yaml", "-", input=text)
+    assert r.rc == 0, r
+    assert [d["metadata"]["name"] for d in r.json_lines()] == ["tcp", "sriov"]
+
+
+def test_unreadable_document_exit_2_others_printed(tmp_path):
+    from conftest import BROKEN
+    r = rw("mutate", "-o", "json", "--policy", POLICIES / "sriov.yaml",
+           BROKEN / "malformed.yaml")
+    assert r.rc == 2, r
+    assert [d["metadata"]["name"] for d in r.json_lines()] == ["before", "after"], r
+    assert "malformed.yaml" in r.err, r
+
+
+def test_yaml_output_quotes_what_would_change_type(tmp_path):
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"},
+          "data": {"a": "off", "b": "0", "c": "yes", "d": "1.5", "e": "null", "f": "~",
+                   "g": "0x10", "h": "", "i": "- x", "j": "a: b", "k": "#x", "l": "012"}}
+    p = tmp_path / "cm.yaml"
+    p.write_text(dump_docs([cm]))
+    r = rw("mutate", "--policy", POLICIES / "sriov.yaml", p)
+    assert r.rc == 0, r
+    assert canon(yaml.safe_load(r.out)) == canon(cm), r.out
