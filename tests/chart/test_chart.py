@@ -460,6 +460,8 @@ def grace_period_must_exceed_the_drain():
     docs = helm_template({"server": {"shutdownDelay": "1m"}, "terminationGracePeriodSeconds": 90})
     eq(container(docs)[0]["spec"]["template"]["spec"]["terminationGracePeriodSeconds"], 90, "grace")
     expect_failure({"server": {"shutdownDelay": "1m"}}, "terminationGracePeriodSeconds")
+    r = run([HELM, "template", RELEASE, CHART, "-n", NS, "--set", "preStopSleepSeconds=3", "--kube-version", "1.29.0"])
+    assert r.returncode != 0 and "preStopSleepSeconds" in r.stderr and "1.30" in r.stderr, r.stderr
 
 
 # ------------------------------------------------------------ certificates

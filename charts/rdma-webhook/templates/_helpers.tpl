@@ -112,6 +112,9 @@ matchExpressions:
 {{- if le (int .Values.terminationGracePeriodSeconds) $need -}}
 {{- fail (printf "terminationGracePeriodSeconds: %d must exceed preStopSleepSeconds + server.shutdownDelay + webhook.timeoutSeconds = %d" (int .Values.terminationGracePeriodSeconds) $need) -}}
 {{- end -}}
+{{- if and (gt (int .Values.preStopSleepSeconds) 0) (semverCompare "<1.30.0-0" .Capabilities.KubeVersion.Version) -}}
+{{- fail (printf "preStopSleepSeconds: the preStop sleep handler needs Kubernetes >= 1.30 (this cluster: %s); leave it 0, the server drains itself (server.shutdownDelay)" .Capabilities.KubeVersion.Version) -}}
+{{- end -}}
 {{- if and (eq .Values.certificates.mode "existingSecret") (not .Values.certificates.secretName) -}}
 {{- fail "certificates.secretName: required when certificates.mode is existingSecret (a kubernetes.io/tls Secret with tls.crt and tls.key)" -}}
 {{- end -}}
