@@ -963,6 +963,7 @@ def real_apiserver_accepts_objects_and_upgrade_keeps_certificates():
             r = cp.kubectl("apply", "--dry-run=server", "-f", f, check=False)
             assert r.returncode == 0, f"{os.path.basename(f)}: {r.stderr}"
         plain = os.path.join(REPO, "deploy", "rdma-webhook.yaml")
+        cp.kubectl("create", "namespace", "rdma-webhook")  # a dry run does not create the file's Namespace
         r = cp.kubectl("apply", "--dry-run=server", "-f", plain, check=False)
         assert r.returncode == 0, f"deploy/rdma-webhook.yaml: {r.stderr}"
 
