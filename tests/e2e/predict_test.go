@@ -105,12 +105,20 @@ func firstLine(s string) string {
 	return s
 }
 
-// stored returns the object kubectl reads back for the document in file.
+// podRef names a pod for stored (instead of a manifest file).
+func podRef(name string) string { return "pod/" + name }
+
+// stored returns the object kubectl reads back for the document in file
+// (or for a podRef).
 func stored(t *testing.T, ns, file string) map[string]any {
 	t.Helper()
-	out, stderr, err := E.kc("get", "-n", ns, "-f", file, "-o", "json")
+	ref := []string{"-f", file}
+	if strings.HasPrefix(file, "pod/") {
+		ref = []string{file}
+	}
+	out, stderr, err := E.kc(append([]string{"get", "-n", ns, "-o", "json"}, ref...)...)
 	if err != nil {
-		t.Fatalf("kubectl get -f %s: %v: %s", file, err, stderr)
+		t.Fatalf("kubectl get %s: %v: %s", file, err, stderr)
 	}
 	var obj map[string]any
 	if err := json.Unmarshal([]byte(out), &obj); err != nil {

@@ -420,6 +420,9 @@ func templatesChanged(obj, old map[string]any) bool {
 		for _, t := range []any{a, b} {
 			if ann, ok := get(t, "/metadata/annotations").(map[string]any); ok {
 				delete(ann, "kubectl.kubernetes.io/restartedAt")
+				if len(ann) == 0 {
+					delete(t.(map[string]any)["metadata"].(map[string]any), "annotations")
+				}
 			}
 		}
 		if !reflect.DeepEqual(a, b) {
