@@ -1,0 +1,153 @@
+#include "rdma_webhook/admission/review.h"
+
+#include <array>
+
+#include "rdma_webhook/codec/yaml.h"
+
+namespace rw::admission {
+namespace {
+
+using nlohmann::json;
+
+// Reads an optional string field; a present value of another type is a decode error, because
+// a review the API server wrote never has one.
+std::string OptionalString(const json& parent, const char* key, std::string_view where,
+                           const std::string& uid, const std::string& api_version) {
+  auto it = parent.find(key);
+  if (it == parent.end() || it->is_null()) return {};
+  if (!it->is_string()) {
+    throw DecodeError(std::string(where) + "." + key + " must be a string", uid, api_version);
+  }
+  return it->get<std::string>();
+}
+
+}  // namespace
+
+Request DecodeReview(std::string_view body) {
+  // nlohmann's parser recurses per nesting level; refuse hostile depth before it runs.
+  if (codec::JsonNestingDepth(body) > codec::kMaxNestingDepth) {
+    throw DecodeError("JSON nested deeper than " + std::to_string(codec::kMaxNestingDepth) +
+                      " levels");
+  }
+  json review;
+  try {
+    review = json::parse(body);
+  } catch (const json::parse_error& e) {
+    throw DecodeError(std::string("malformed JSON: ") + e.what());
+  }
+  if (!review.is_object()) throw DecodeError("not an AdmissionReview: body is not a JSON object");
+  auto api = review.find("apiVersion");
+  if (api == review.end() || !api->is_string() ||
+      (*api != kApiVersionV1 && *api != kApiVersionV1beta1)) {
+    throw DecodeError("not an AdmissionReview: apiVersion must be admission.k8s.io/v1 or v1beta1");
+  }
+  auto kind = review.find("kind");
+  if (kind == review.end() || *kind != "AdmissionReview") {
+    throw DecodeError("not an AdmissionReview: kind must be AdmissionReview");
+  }
+  auto req = review.find("request");
+  if (req == review.end() || !req->is_object()) {
+    throw DecodeError("AdmissionReview without request");
+  }
+  Request r;
+  r.api_version = api->get<std::string>();
+  auto uid = req->find("uid");
+  if (uid == req->end() || !uid->is_string() || uid->get_ref<const std::string&>().empty()) {
+    throw DecodeError("request.uid must be a non-empty string", {}, r.api_version);
+  }
+  r.uid = uid->get<std::string>();
+  r.operation = OptionalString(*req, "operation", "request", r.uid, r.api_version);
+  if (r.operation.empty()) {
+    throw DecodeError("request.operation must be set", r.uid, r.api_version);
+  }
+  r.sub_resource = OptionalString(*req, "subResource", "request", r.uid, r.api_version);
+  r.ns = OptionalString(*req, "namespace", "request", r.uid, r.api_version);
+  r.name = OptionalString(*req, "name", "request", r.uid, r.api_version);
+  if (auto dry = req->find("dryRun"); dry != req->end() && !dry->is_null()) {
+    if (!dry->is_boolean())
+      throw DecodeError("request.dryRun must be a boolean", r.uid, r.api_version);
+    r.dry_run = dry->get<bool>();
+  }
+  if (auto obj = req->find("object"); obj != req->end()) r.object = std::move(*obj);
+  if (auto old = req->find("oldObject"); old != req->end()) r.old_object = std::move(*old);
+
+  const bool writes = r.operation == "CREATE" || r.operation == "UPDATE";
+  if (writes && r.object.is_null()) {
+    throw DecodeError("request.object is missing for " + r.operation, r.uid, r.api_version);
+  }
+  if (writes && !r.object.is_object()) {
+    throw DecodeError("request.object must be a JSON object", r.uid, r.api_version);
+  }
+  if (r.operation == "UPDATE" && !r.old_object.is_object()) {
+    throw DecodeError("request.oldObject must be a JSON object for UPDATE", r.uid, r.api_version);
+  }
+  if (r.ns.empty() && r.object.is_object()) {
+    const json* meta = r.object.contains("metadata") ? &r.object["metadata"] : nullptr;
+    if (meta != nullptr && meta->is_object()) {
+      auto ns = meta->find("namespace");
+      if (ns != meta->end() && ns->is_string()) r.ns = ns->get<std::string>();
+    }
+  }
+  return r;
+}
+
+std::string EncodeReview(std::string_view api_version, const Response& response) {
+  json out = json::object();
+  out["uid"] = response.uid;
+  out["allowed"] = response.allowed;
+  // controller-runtime sets patchType only together with a patch; the API server rejects a
+  // patchType without one.
+  if (response.patch) {
+    out["patchType"] = "JSONPatch";
+    out["patch"] = Base64(*response.patch);
+  }
+  if (!response.audit_annotations.empty()) out["auditAnnotations"] = response.audit_annotations;
+  if (!response.warnings.empty()) out["warnings"] = response.warnings;
+  if (response.status.code != 0) {
+    json status = {{"metadata", json::object()},
+                   {"status", response.allowed ? "Success" : "Failure"},
+                   {"code", response.status.code}};
+    if (!response.status.reason.empty()) status["reason"] = response.status.reason;
+    if (!response.status.message.empty()) status["message"] = response.status.message;
+    out["status"] = std::move(status);
+  }
+  const std::string_view version =
+      api_version == kApiVersionV1beta1 ? kApiVersionV1beta1 : kApiVersionV1;
+  json review = {
+      {"apiVersion", version}, {"kind", "AdmissionReview"}, {"response", std::move(out)}};
+  // Strings come from parsed JSON or the core; replace rather than throw on a stray byte.
+  return review.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::string Base64(std::string_view bytes) {
+  static constexpr std::array<char, 64> kAlphabet = {
+      'A', 'B', 'C', 'D', 'E', 'F', 'G', 'H', 'I', 'J', 'K', 'L', 'M', 'N', 'O', 'P',
+      'Q', 'R', 'S', 'T', 'U', 'V', 'W', 'X', 'Y', 'Z', 'a', 'b', 'c', 'd', 'e', 'f',
+      'g', 'h', 'i', 'j', 'k', 'l', 'm', 'n', 'o', 'p', 'q', 'r', 's', 't', 'u', 'v',
+      'w', 'x', 'y', 'z', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9', '+', '/'};
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  std::size_t i = 0;
+  auto byte = [&](std::size_t k) {
+    return static_cast<unsigned>(static_cast<unsigned char>(bytes[k]));
+  };
+  for (; i + 3 <= bytes.size(); i += 3) {
+    const unsigned v = (byte(i) << 16) | (byte(i + 1) << 8) | byte(i + 2);
+    out += kAlphabet[(v >> 18) & 63];
+    out += kAlphabet[(v >> 12) & 63];
+    out += kAlphabet[(v >> 6) & 63];
+    out += kAlphabet[v & 63];
+  }
+  const std::size_t rest = bytes.size() - i;
+  if (rest > 0) {
+    unsigned v = byte(i) << 16;
+    if (rest == 2) v |= byte(i + 1) << 8;
+    out += kAlphabet[(v >> 18) & 63];
+    out += kAlphabet[(v >> 12) & 63];
+    out += rest == 2 ? kAlphabet[(v >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+}  // namespace rw::admission

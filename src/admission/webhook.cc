@@ -1,0 +1,246 @@
+#include "rdma_webhook/admission/webhook.h"
+
+#include <algorithm>
+#include <exception>
+#include <set>
+
+#include "rdma_webhook/mutate/mutation.h"
+#include "rdma_webhook/workload/workload.h"
+
+namespace rw::admission {
+namespace {
+
+using nlohmann::json;
+
+const json& At(const json& object, const std::string& pointer) {
+  static const json kNull;
+  const json::json_pointer p(pointer);
+  return object.contains(p) ? object.at(p) : kNull;
+}
+
+json AnnotationsThatMatter(const json& object, const std::string& template_pointer) {
+  json annotations = At(object, template_pointer + "/metadata/annotations");
+  if (annotations.is_object()) annotations.erase(std::string(kRestartedAtAnnotation));
+  if (annotations.is_object() && annotations.empty()) return json();
+  return annotations;
+}
+
+std::vector<std::string> TemplatePointers(const json& object, const policy::Policy& policy,
+                                          std::string_view ns) {
+  std::vector<std::string> pointers;
+  for (const auto& t : workload::Workload::Read(object, policy, ns).templates) {
+    pointers.push_back(t.pointer);
+  }
+  return pointers;
+}
+
+// A pod created by a controller (Job, ReplicaSet, ...) came from a template judged at submit.
+bool ControllerOwnedPod(const json& object) {
+  if (!object.is_object() || object.value("kind", json()) != "Pod") return false;
+  const json& owners = At(object, "/metadata/ownerReferences");
+  if (!owners.is_array()) return false;
+  return std::any_of(owners.begin(), owners.end(), [](const json& o) {
+    return o.is_object() && o.value("controller", json()) == true;
+  });
+}
+
+void AddWarning(std::vector<std::string>& warnings, const rules::Finding& f) {
+  std::string w = ShortWarning(f);
+  if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) {
+    warnings.push_back(std::move(w));
+  }
+}
+
+std::string DenialMessage(const Request& request,
+                          const std::vector<const rules::Finding*>& errors) {
+  const json& object = request.object;
+  std::string kind = object.value("kind", std::string("object"));
+  std::string name = request.name;
+  if (name.empty()) {
+    const json& n = At(object, "/metadata/name");
+    if (n.is_string()) name = n.get<std::string>();
+  }
+  std::string message = "rdma-webhook: " + kind + " " + request.ns + "/" + name + " has " +
+                        std::to_string(errors.size()) +
+                        (errors.size() == 1 ? " error" : " errors") + ": ";
+  for (std::size_t i = 0; i < errors.size(); ++i) {
+    const rules::Finding& f = *errors[i];
+    if (i > 0) message += "; ";
+    message += "[" + f.rule + "]";
+    if (!f.pointer.empty()) message += " at " + f.pointer;
+    message += ": " + f.message;
+    if (!f.fix.empty() && f.message.find(f.fix) == std::string::npos) {
+      message += " Fix: " + f.fix;
+    }
+  }
+  return message;
+}
+
+Decision Pass(const Request& request, const policy::Policy& policy) {
+  Decision d;
+  d.response.uid = request.uid;
+  d.response.audit_annotations = {{"path", d.path}, {"policy-hash", policy.hash}};
+  return d;
+}
+
+// A field of the object has a type the schema does not allow (a CRD without a structural
+// schema lets that through). Mutation cannot be done; validation judges it like an error.
+Decision Malformed(Endpoint endpoint, const Request& request, const policy::Policy& policy,
+                   const workload::ManifestError& e) {
+  Decision d = Pass(request, policy);
+  d.path = "unknown";
+  d.response.audit_annotations["path"] = d.path;
+  rules::Finding f{"malformed-manifest", rules::Severity::kError, e.what(),
+                   "fix the type of " + e.pointer(), e.pointer()};
+  const auto validation = policy.ForNamespace(request.ns).validation;
+  if (endpoint == Endpoint::kValidate && validation == policy::Validation::kDeny &&
+      !ControllerOwnedPod(request.object)) {
+    d.response.allowed = false;
+    d.response.status = {400, "BadRequest", std::string("rdma-webhook: ") + e.what()};
+  } else if (validation != policy::Validation::kOff) {
+    d.response.warnings.push_back(ShortWarning(f));
+  }
+  return d;
+}
+
+}  // namespace
+
+std::string_view ToString(Endpoint e) { return e == Endpoint::kMutate ? "mutate" : "validate"; }
+
+std::string ShortWarning(const rules::Finding& finding) {
+  std::string w = finding.rule + ": " + (finding.fix.empty() ? finding.message : finding.fix);
+  // Count characters, not bytes: cut at a code point boundary and mark the cut.
+  std::size_t chars = 0;
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    if ((static_cast<unsigned char>(w[i]) & 0xC0) == 0x80) continue;
+    if (++chars == kMaxWarningChars) {
+      std::size_t end = i + 1;
+      while (end < w.size() && (static_cast<unsigned char>(w[end]) & 0xC0) == 0x80) ++end;
+      if (end == w.size()) return w;
+      // Replace the last character with an ellipsis so the total stays at the limit.
+      return w.substr(0, i) + "\u2026";
+    }
+  }
+  return w;
+}
+
+bool PodTemplateChanged(const json& old_object, const json& new_object,
+                        const policy::Policy& policy, std::string_view ns) {
+  const auto now = TemplatePointers(new_object, policy, ns);
+  std::vector<std::string> before;
+  try {
+    before = TemplatePointers(old_object, policy, ns);
+  } catch (const workload::ManifestError&) {
+    return true;  // the old object was unreadable; judge the new one on its own
+  }
+  if (now != before) return true;
+  for (const auto& p : now) {
+    if (At(old_object, p + "/spec") != At(new_object, p + "/spec")) return true;
+    if (AnnotationsThatMatter(old_object, p) != AnnotationsThatMatter(new_object, p)) return true;
+  }
+  return false;
+}
+
+Decision Decide(Endpoint endpoint, const Request& request, const policy::Policy& policy) {
+  Decision d = Pass(request, policy);
+  // DELETE and CONNECT carry nothing to judge; subresources (status, scale) never touch a
+  // template.
+  if (request.operation != "CREATE" && request.operation != "UPDATE") return d;
+  if (!request.sub_resource.empty()) return d;
+  const std::string ns = request.ns.empty() ? std::string("default") : request.ns;
+  try {
+    // Finalizer, label, status and scale updates pass: their templates are what was judged.
+    if (request.operation == "UPDATE" &&
+        !PodTemplateChanged(request.old_object, request.object, policy, ns)) {
+      return d;
+    }
+    if (endpoint == Endpoint::kMutate) {
+      mutate::Mutation m = mutate::Mutate(request.object, policy, ns);
+      if (!m.patch.empty()) d.response.patch = m.patch.dump();
+      for (const auto& f : m.overrides) AddWarning(d.response.warnings, f);
+      d.findings = m.overrides;
+      d.path = std::string(policy::ToString(rules::Diagnose(m.result, policy, ns).path));
+      d.response.audit_annotations["path"] = d.path;
+      return d;
+    }
+    rules::Diagnosis diag = rules::Diagnose(request.object, policy, ns);
+    d.path = std::string(policy::ToString(diag.path));
+    d.response.audit_annotations["path"] = d.path;
+    if (diag.skipped || diag.enforcement == policy::Validation::kOff) return d;
+    auto enforcement = diag.enforcement;
+    if (ControllerOwnedPod(request.object)) enforcement = policy::Validation::kWarn;
+    std::vector<const rules::Finding*> errors;
+    for (const auto& f : diag.findings) {
+      if (f.severity == rules::Severity::kError) errors.push_back(&f);
+    }
+    d.findings = diag.findings;
+    if (!errors.empty() && enforcement == policy::Validation::kDeny) {
+      d.response.allowed = false;
+      d.response.status = {403, "Forbidden", DenialMessage(request, errors)};
+    }
+    for (const auto& f : diag.findings) {
+      if (f.severity == rules::Severity::kWarning || enforcement == policy::Validation::kWarn) {
+        AddWarning(d.response.warnings, f);
+      }
+    }
+    return d;
+  } catch (const workload::ManifestError& e) {
+    return Malformed(endpoint, request, policy, e);
+  }
+}
+
+Webhook::Webhook() : decide_(Decide) {}
+Webhook::Webhook(DecideFunction decide) : decide_(std::move(decide)) {}
+
+Outcome Webhook::Handle(Endpoint endpoint, std::string_view body,
+                        const policy::Policy& policy) const noexcept {
+  Outcome out;
+  std::string api_version;
+  try {
+    Request request;
+    try {
+      request = DecodeReview(body);
+    } catch (const DecodeError& e) {
+      out.http_status = 400;
+      out.error = e.what();
+      out.uid = e.uid();
+      if (e.uid().empty()) {
+        out.body = json{{"error", out.error}}.dump(-1, ' ', false, json::error_handler_t::replace);
+      } else {
+        Response r{e.uid(), false, {}, {}, {}, {400, "BadRequest", out.error}};
+        out.body = EncodeReview(e.api_version(), r);
+      }
+      return out;
+    }
+    api_version = request.api_version;
+    out.uid = request.uid;
+    out.operation = request.operation;
+    out.ns = request.ns;
+    out.name = request.name;
+    out.dry_run = request.dry_run;
+    if (request.object.is_object()) out.kind = request.object.value("kind", std::string());
+    out.decision = decide_(endpoint, request, policy);
+    out.decision.response.uid = request.uid;
+    out.body = EncodeReview(api_version, out.decision.response);
+    out.allowed = out.decision.response.allowed;
+    out.decided = true;
+    return out;
+  } catch (const std::exception& e) {
+    out.error = std::string("internal error: ") + e.what();
+  } catch (...) {
+    out.error = "internal error";
+  }
+  // The barrier: a well-formed review that still echoes the uid, so failurePolicy decides.
+  try {
+    out.http_status = 500;
+    out.decided = false;
+    out.allowed = false;
+    Response r{out.uid, false, {}, {}, {}, {500, "InternalError", out.error}};
+    out.body = EncodeReview(api_version, r);
+  } catch (...) {
+    out.body = R"({"error":"internal error"})";
+  }
+  return out;
+}
+
+}  // namespace rw::admission
