@@ -1,0 +1,42 @@
+#pragma once
+// The Prometheus metrics of CONTRACT.md section 4, rendered in the text exposition format.
+// Thread-safe; counting is a short critical section, small next to a review.
+#include <array>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+namespace rw::server {
+
+class Metrics {
+ public:
+  // Upper bounds of rdma_webhook_request_duration_seconds: a review takes well under a
+  // millisecond of our time, so the buckets start at 100µs.
+  static constexpr std::array<double, 14> kBuckets = {
+      0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5};
+
+  Metrics();
+
+  void CountRequest(std::string_view endpoint, int code, double seconds);
+  void CountDecision(std::string_view endpoint, std::string_view path, bool allowed);
+  void CountFinding(std::string_view rule, std::string_view severity);
+  void CountReload(std::string_view what, bool ok);
+  void AddInflight(int delta);
+
+  std::string Render() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::string, std::uint64_t> requests_, decisions_, findings_, reloads_;
+  std::array<std::uint64_t, kBuckets.size()> buckets_{};
+  std::uint64_t duration_count_ = 0;
+  double duration_sum_ = 0;
+  long long inflight_ = 0;
+};
+
+// Escapes a label value for the text format (backslash, quote, newline).
+std::string EscapeLabelValue(std::string_view value);
+
+}  // namespace rw::server

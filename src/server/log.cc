@@ -1,0 +1,107 @@
+#include "rdma_webhook/server/log.h"
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+namespace rw::server::log {
+namespace {
+
+bool g_json = true;
+std::shared_ptr<spdlog::logger> g_logger;
+
+spdlog::level::level_enum ToSpd(Level l) {
+  switch (l) {
+    case Level::kDebug:
+      return spdlog::level::debug;
+    case Level::kInfo:
+      return spdlog::level::info;
+    case Level::kWarn:
+      return spdlog::level::warn;
+    case Level::kError:
+      return spdlog::level::err;
+  }
+  return spdlog::level::info;
+}
+
+std::shared_ptr<spdlog::logger> Logger() {
+  if (!g_logger) Setup("json", "info");
+  return g_logger;
+}
+
+}  // namespace
+
+void Setup(std::string_view format, std::string_view level) {
+  if (format != "json" && format != "text") {
+    throw std::invalid_argument("--log-format must be json or text, not '" + std::string(format) +
+                                "'");
+  }
+  spdlog::level::level_enum lvl;
+  if (level == "trace") {
+    lvl = spdlog::level::trace;
+  } else if (level == "debug") {
+    lvl = spdlog::level::debug;
+  } else if (level == "info") {
+    lvl = spdlog::level::info;
+  } else if (level == "warn" || level == "warning") {
+    lvl = spdlog::level::warn;
+  } else if (level == "error") {
+    lvl = spdlog::level::err;
+  } else if (level == "critical") {
+    lvl = spdlog::level::critical;
+  } else if (level == "off") {
+    lvl = spdlog::level::off;
+  } else {
+    throw std::invalid_argument(
+        "--log-level must be trace, debug, info, warn, error, critical or off, not '" +
+        std::string(level) + "'");
+  }
+  g_json = format == "json";
+  // stderr: Kubernetes collects it, and stdout stays free for the CLI's own output.
+  auto logger = std::make_shared<spdlog::logger>("rdma-webhook",
+                                                 std::make_shared<spdlog::sinks::stderr_sink_mt>());
+  logger->set_pattern(g_json ? R"({"time":"%Y-%m-%dT%H:%M:%S.%eZ","level":"%l",%v})"
+                             : "%Y-%m-%dT%H:%M:%S.%eZ %l %v",
+                      spdlog::pattern_time_type::utc);
+  logger->set_level(lvl);
+  logger->flush_on(spdlog::level::debug);
+  g_logger = std::move(logger);
+}
+
+bool Enabled(Level level) { return Logger()->should_log(ToSpd(level)); }
+
+std::string FormatFields(bool as_json, std::string_view message, const nlohmann::json& fields) {
+  using nlohmann::json;
+  if (as_json) {
+    json line = json::object();
+    line["msg"] = message;
+    if (fields.is_object()) {
+      for (const auto& [k, v] : fields.items()) line[k] = v;
+    }
+    std::string text = line.dump(-1, ' ', false, json::error_handler_t::replace);
+    // The pattern supplies the braces around time and level.
+    return text.substr(1, text.size() - 2);
+  }
+  std::string text(message);
+  if (fields.is_object()) {
+    for (const auto& [k, v] : fields.items()) {
+      text += ' ';
+      text += k;
+      text += '=';
+      text += v.is_string() ? v.get<std::string>()
+                            : v.dump(-1, ' ', false, json::error_handler_t::replace);
+    }
+  }
+  return text;
+}
+
+void Event(Level level, std::string_view message, const nlohmann::json& fields) {
+  auto logger = Logger();
+  if (!logger->should_log(ToSpd(level))) return;
+  logger->log(ToSpd(level), "{}", FormatFields(g_json, message, fields));
+}
+
+}  // namespace rw::server::log

@@ -1,0 +1,137 @@
+#include "rdma_webhook/server/metrics.h"
+
+#include <charconv>
+
+#include "rdma_webhook/build_info.h"
+
+namespace rw::server {
+namespace {
+
+std::string Labels(std::initializer_list<std::pair<std::string_view, std::string_view>> labels) {
+  std::string out;
+  for (const auto& [name, value] : labels) {
+    if (!out.empty()) out += ',';
+    out += name;
+    out += "=\"";
+    out += EscapeLabelValue(value);
+    out += '"';
+  }
+  return out;
+}
+
+// Shortest text that reads back as the same double: le="0.005", not 0.0050000000000000001.
+std::string Number(double v) {
+  char buf[400];  // fixed notation of a large sum is long
+  const auto result = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed);
+  return std::string(buf, result.ptr);
+}
+
+void Family(std::string& out, std::string_view name, std::string_view type, std::string_view help,
+            const std::map<std::string, std::uint64_t>& series) {
+  out += "# HELP ";
+  out += name;
+  out += ' ';
+  out += help;
+  out += "\n# TYPE ";
+  out += name;
+  out += ' ';
+  out += type;
+  out += '\n';
+  for (const auto& [labels, value] : series) {
+    out += name;
+    out += '{' + labels + "} " + std::to_string(value) + '\n';
+  }
+}
+
+}  // namespace
+
+std::string EscapeLabelValue(std::string_view value) {
+  std::string out;
+  for (char c : value) {
+    if (c == '\\' || c == '"') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+Metrics::Metrics() {
+  // Reload series exist from the start so an alert on failures has a baseline.
+  for (const char* what : {"policy", "tls"}) {
+    for (const char* result : {"success", "failure"}) {
+      reloads_[Labels({{"what", what}, {"result", result}})] = 0;
+    }
+  }
+}
+
+void Metrics::CountRequest(std::string_view endpoint, int code, double seconds) {
+  const std::string key = Labels({{"endpoint", endpoint}, {"code", std::to_string(code)}});
+  std::lock_guard lock(mu_);
+  ++requests_[key];
+  for (std::size_t i = 0; i < kBuckets.size(); ++i) {
+    if (seconds <= kBuckets[i]) ++buckets_[i];
+  }
+  ++duration_count_;
+  duration_sum_ += seconds;
+}
+
+void Metrics::CountDecision(std::string_view endpoint, std::string_view path, bool allowed) {
+  const std::string key =
+      Labels({{"endpoint", endpoint}, {"path", path}, {"allowed", allowed ? "true" : "false"}});
+  std::lock_guard lock(mu_);
+  ++decisions_[key];
+}
+
+void Metrics::CountFinding(std::string_view rule, std::string_view severity) {
+  const std::string key = Labels({{"rule", rule}, {"severity", severity}});
+  std::lock_guard lock(mu_);
+  ++findings_[key];
+}
+
+void Metrics::CountReload(std::string_view what, bool ok) {
+  const std::string key = Labels({{"what", what}, {"result", ok ? "success" : "failure"}});
+  std::lock_guard lock(mu_);
+  ++reloads_[key];
+}
+
+void Metrics::AddInflight(int delta) {
+  std::lock_guard lock(mu_);
+  inflight_ += delta;
+}
+
+std::string Metrics::Render() const {
+  std::lock_guard lock(mu_);
+  std::string out;
+  Family(out, "rdma_webhook_requests_total", "counter", "HTTP requests on the TLS port.",
+         requests_);
+  out +=
+      "# HELP rdma_webhook_request_duration_seconds Time from request headers read to response "
+      "written.\n# TYPE rdma_webhook_request_duration_seconds histogram\n";
+  for (std::size_t i = 0; i < kBuckets.size(); ++i) {
+    out += "rdma_webhook_request_duration_seconds_bucket{le=\"" + Number(kBuckets[i]) + "\"} " +
+           std::to_string(buckets_[i]) + '\n';
+  }
+  out += "rdma_webhook_request_duration_seconds_bucket{le=\"+Inf\"} " +
+         std::to_string(duration_count_) + '\n';
+  out += "rdma_webhook_request_duration_seconds_sum " + Number(duration_sum_) + '\n';
+  out += "rdma_webhook_request_duration_seconds_count " + std::to_string(duration_count_) + '\n';
+  Family(out, "rdma_webhook_decisions_total", "counter", "Admission reviews answered.", decisions_);
+  Family(out, "rdma_webhook_findings_total", "counter", "Findings reported in answers.", findings_);
+  out +=
+      "# HELP rdma_webhook_inflight_requests Requests being handled.\n# TYPE "
+      "rdma_webhook_inflight_requests gauge\nrdma_webhook_inflight_requests " +
+      std::to_string(inflight_) + '\n';
+  Family(out, "rdma_webhook_reloads_total", "counter", "Reloads of watched files.", reloads_);
+  out +=
+      "# HELP rdma_webhook_build_info The running build.\n# TYPE rdma_webhook_build_info "
+      "gauge\nrdma_webhook_build_info{version=\"" +
+      EscapeLabelValue(build::kVersion) + "\"} 1\n";
+  return out;
+}
+
+}  // namespace rw::server

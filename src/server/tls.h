@@ -1,0 +1,19 @@
+#pragma once
+// The server's TLS context: TLS 1.2 and 1.3 only, Mozilla "intermediate" ciphers, ALPN
+// http/1.1, RSA or ECDSA keys, optional client-certificate verification.
+#include <memory>
+#include <string>
+
+#include <boost/asio/ssl/context.hpp>
+
+namespace rw::server {
+
+struct TlsFiles {
+  std::string cert, key, client_ca;  // client_ca empty: clients are not asked for a certificate
+};
+
+// Reads the files once and builds a context from what was read. Throws std::runtime_error
+// whose message names the file that could not be used.
+std::shared_ptr<boost::asio::ssl::context> MakeTlsContext(const TlsFiles& files);
+
+}  // namespace rw::server
