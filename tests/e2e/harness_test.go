@@ -172,7 +172,11 @@ func (e *env) startControlPlane(bin string) error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(bin, "--dir", dir)
+	args := []string{"--dir", dir}
+	if withControllerManager() {
+		args = append(args, "--controller-manager")
+	}
+	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
@@ -201,6 +205,10 @@ func (e *env) startControlPlane(bin string) error {
 	}
 	return errors.New("control plane not ready within 3 minutes")
 }
+
+// withControllerManager: kube-controller-manager runs unless
+// E2E_CONTROLLER_MANAGER=0.
+func withControllerManager() bool { return os.Getenv("E2E_CONTROLLER_MANAGER") != "0" }
 
 func (e *env) stopControlPlane() {
 	if e.cpCmd == nil || e.cpCmd.Process == nil {

@@ -171,9 +171,11 @@ func TestMutationMatchesPrediction(t *testing.T) {
 					t.Fatalf("kubectl create: %v: %s", err, stderr)
 				}
 				got := stored(t, ns, f)
-				for _, d := range comparePatched(ops, predicted, got) {
+				diffs := comparePatched(ops, predicted, got)
+				for _, d := range diffs {
 					t.Error(d)
 				}
+				t.Logf("%d predicted operations, %d differ from the stored object", len(ops), len(diffs))
 				if isCRDKind(got) {
 					if !subset(predicted["spec"], got["spec"]) || !subset(got["spec"], predicted["spec"]) {
 						t.Errorf("stored spec differs from the prediction:\n  predicted %s\n  stored    %s",
@@ -247,6 +249,7 @@ spec:
 // and the must-have rule, and a message that says more than the id.
 func checkDenied(t *testing.T, stderr string, must string, predicted []finding) {
 	t.Helper()
+	t.Logf("refused: %s", strings.TrimSpace(stderr))
 	if !strings.Contains(stderr, "denied the request") {
 		t.Errorf("kubectl error is not a webhook denial: %s", stderr)
 	}
@@ -463,6 +466,73 @@ func TestUnselectedNamespacesNeverReachWebhook(t *testing.T) {
 		}
 	} else {
 		t.Log("webhook /metrics not available: only the stored objects were checked")
+	}
+}
+
+// TestControllerCreatedPods: with kube-controller-manager running, the
+// pods the Job and ReplicaSet controllers create from a mutated template
+// reach the Pod webhook and are admitted unchanged: the pod-level mutation
+// is an empty patch, and mutate predicts no operation for them either.
+func TestControllerCreatedPods(t *testing.T) {
+	requireWebhook(t)
+	if !withControllerManager() {
+		t.Skip("E2E_CONTROLLER_MANAGER=0: no kube-controller-manager")
+	}
+	logsOnFailure(t)
+	ns := "e2e-sriov-controllers"
+	mustCreateNS(t, ns, true)
+	waitSelected(t, ns)
+	for _, c := range []struct{ file, selector, templatePtr string }{
+		{"job.yaml", "job-name=job", "/spec/template"},
+		{"deployment.yaml", "app=deployment", "/spec/template"},
+	} {
+		t.Run(strings.TrimSuffix(c.file, ".yaml"), func(t *testing.T) {
+			f := filepath.Join(E.repo, "tests/e2e/testdata/workloads", c.file)
+			if _, stderr, err := E.kc("create", "-n", ns, "-f", f); err != nil {
+				t.Fatalf("create: %v: %s", err, stderr)
+			}
+			tmpl, _ := lookup(stored(t, ns, f), c.templatePtr)
+			var pods []any
+			if err := eventually(90*time.Second, func() error {
+				out, stderr, err := E.kc("get", "pods", "-n", ns, "-l", c.selector, "-o", "json")
+				if err != nil {
+					return fmt.Errorf("%v: %s", err, stderr)
+				}
+				var list struct{ Items []any }
+				_ = json.Unmarshal([]byte(out), &list)
+				if len(list.Items) == 0 {
+					ev, _, _ := E.kc("get", "events", "-n", ns)
+					return fmt.Errorf("no pod created by the controller yet; events:\n%s", ev)
+				}
+				pods = list.Items
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range pods {
+				pod := p.(map[string]any)
+				name := lookupString(pod, "/metadata/name")
+				if refs, _ := lookup(pod, "/metadata/ownerReferences/0/controller"); refs != true {
+					t.Errorf("pod %s has no controller owner reference", name)
+				}
+				// What the template says (mutated at submit) is what the pod has.
+				for _, ptr := range []string{"/spec/containers", "/spec/hostNetwork", "/spec/dnsPolicy", "/spec/volumes",
+					"/metadata/annotations/k8s.v1.cni.cncf.io~1networks"} {
+					want, inTmpl := lookup(tmpl, ptr)
+					have, inPod := lookup(pod, ptr)
+					if inTmpl != inPod || (inTmpl && !subset(want, have)) {
+						t.Errorf("pod %s %s differs from its template:\n  template %s\n  pod      %s", name, ptr, mustJSON(want), mustJSON(have))
+					}
+				}
+				out, stderr, code, err := rw(mustJSON(pod), "mutate", "-o", "patch", "--policy", E.policy, "--namespace", ns, "-")
+				if err != nil || code > 1 {
+					t.Fatalf("mutate -o patch of pod %s: exit %d %v: %s", name, code, err, stderr)
+				}
+				if strings.TrimSpace(out) != "[]" {
+					t.Errorf("mutate predicts operations for controller-created pod %s (not idempotent): %s", name, out)
+				}
+			}
+		})
 	}
 }
 

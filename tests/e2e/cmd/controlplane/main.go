@@ -14,6 +14,11 @@
 //	etcd/                   etcd's data directory
 //	ready                   created once /readyz answers ok (holds the URL)
 //
+// With --controller-manager it also runs kube-controller-manager (a child
+// process: this binary re-executed as `controlplane kube-controller-manager
+// ARGS`) with the job, replicaset, deployment, namespace, service-account
+// and garbage-collector controllers, so a Job's pods are created for real.
+//
 // Logs go to stderr. SIGTERM/SIGINT stops the API server, then etcd.
 package main
 
@@ -34,29 +39,41 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"rdma-webhook/tests/e2e/internal/netutil"
+	"syscall"
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
 	"k8s.io/kubernetes/cmd/kube-apiserver/app"
+	kcm "k8s.io/kubernetes/cmd/kube-controller-manager/app"
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "kube-controller-manager" {
+		cmd := kcm.NewControllerManagerCommand()
+		cmd.SetArgs(os.Args[2:])
+		if err := cmd.Execute(); err != nil {
+			os.Exit(1)
+		}
+		return
+	}
 	dir := flag.String("dir", "", "working directory for certificates, kubeconfig and etcd data (required)")
 	verbosity := flag.Int("v", 1, "kube-apiserver log verbosity")
+	withKCM := flag.Bool("controller-manager", false, "also run kube-controller-manager")
 	flag.Parse()
 	if *dir == "" {
 		fmt.Fprintln(os.Stderr, "controlplane: --dir is required")
 		os.Exit(2)
 	}
-	if err := run(*dir, *verbosity); err != nil {
+	if err := run(*dir, *verbosity, *withKCM); err != nil {
 		fmt.Fprintln(os.Stderr, "controlplane:", err)
 		os.Exit(1)
 	}
 }
 
-func run(dir string, verbosity int) error {
+func run(dir string, verbosity int, withKCM bool) error {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return err
@@ -159,7 +176,12 @@ current-context: e2e
 	}
 
 	// --- readiness marker ---
-	go waitReady(dir, server, caCert, token)
+	go func() {
+		waitReady(dir, server, caCert, token)
+		if withKCM {
+			startControllerManager(dir)
+		}
+	}()
 
 	// --- kube-apiserver, in process ---
 	cmd := app.NewAPIServerCommand()
@@ -188,6 +210,36 @@ current-context: e2e
 		fmt.Sprintf("--v=%d", verbosity),
 	})
 	return cmd.Execute()
+}
+
+// startControllerManager runs kube-controller-manager as a child process
+// that dies with this one.
+func startControllerManager(dir string) {
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "controlplane: kube-controller-manager:", err)
+		return
+	}
+	cmd := exec.Command(self, "kube-controller-manager",
+		"--kubeconfig="+filepath.Join(dir, "kubeconfig"),
+		"--leader-elect=false",
+		"--bind-address=127.0.0.1",
+		"--secure-port=0",
+		"--controllers=job-controller,replicaset-controller,deployment-controller,namespace-controller,serviceaccount-controller,garbage-collector-controller",
+		"--concurrent-job-syncs=2",
+		"--v=1",
+	)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, "controlplane: kube-controller-manager:", err)
+		return
+	}
+	fmt.Fprintf(os.Stderr, "controlplane: kube-controller-manager started (pid %d)\n", cmd.Process.Pid)
+	go func() {
+		err := cmd.Wait()
+		fmt.Fprintln(os.Stderr, "controlplane: kube-controller-manager exited:", err)
+	}()
 }
 
 func waitReady(dir, server string, ca *x509.Certificate, token string) {
