@@ -405,3 +405,53 @@ def test_text_output_is_readable(write):
         assert word in r.out, (word, r)
     r2 = rw("check", "-o", "text", "--policy", POLICIES / "off.yaml", p)
     assert (r2.rc, r2.out) == (r.rc, r.out)
+
+
+def test_text_output_has_colour_on_a_terminal(write):
+    import os
+    import pty
+    import subprocess
+    from conftest import binary
+    doc = m.edit(m.sriov, lambda d: m.c0(d).pop("securityContext"))
+    p = write(doc)
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen([str(binary()), "check", "--policy", str(POLICIES / "off.yaml"),
+                             str(p)], stdout=follower, stderr=subprocess.PIPE)
+    os.close(follower)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    proc.wait(timeout=30)
+    os.close(leader)
+    assert proc.returncode == 1
+    assert b"\x1b[" in out, out[:500]
+
+
+def test_long_output_flag(write):
+    p = write(m.sriov())
+    a = rw("check", "--output", "json", "--policy", POLICIES / "off.yaml", p)
+    b = rw("check", "-o", "json", "--policy", POLICIES / "off.yaml", p)
+    assert a.rc == 0 and a.out == b.out, (a, b)
+
+
+@pytest.mark.parametrize("variant", ["crlf", "bom", "document-end-marker", "tabs-in-strings"])
+def test_text_variants_read_like_kubectl(write, variant):
+    text = dump_docs([m.sriov(), m.tcp()])
+    if variant == "crlf":
+        text = text.replace("\n", "\r\n")
+    elif variant == "bom":
+        text = "\ufeff" + text
+    elif variant == "document-end-marker":
+        text = text.replace("---\n", "...\n---\n") + "...\n"
+    else:
+        text = text.replace("image: registry.example.com/ml/train:1.0",
+                            "image: \"registry.example.com/ml/train:1.0\\t\"")
+    r, data = check(write(text))
+    assert r.rc == 0, r
+    assert [x["path"] for x in data["results"]] == ["sriov", "tcp"], r

@@ -118,10 +118,26 @@ def kubectl_apply(tmp_path, original, patch):
     return json.loads(proc.stdout)
 
 
+def assert_no_wholesale_replacement(original, patch):
+    """User lists and maps are extended item by item, never replaced as a whole."""
+    for op in patch:
+        if op["op"] not in ("add", "replace"):
+            continue
+        try:
+            target = resolve(original, op["path"])
+        except (KeyError, IndexError, ValueError, TypeError):
+            continue  # a new member or a new list item
+        if isinstance(target, (list, dict)) and target:
+            pytest.fail(f"{op['op']} of existing user data at {op['path']}: {op}")
+
+
 def assert_patch_gives_result(tmp_path, original, patch, result):
+    assert_no_wholesale_replacement(original, patch)
     assert canon(apply_patch(original, patch)) == canon(result), patch
     if jsonpatch is not None:
-        assert canon(jsonpatch.apply_patch(original, patch)) == canon(result), patch
+        # jsonpatch links the patch's values into the document it builds: give it a copy.
+        applied = jsonpatch.apply_patch(original, copy.deepcopy(patch))
+        assert canon(applied) == canon(result), patch
     if KUBECTL and patch:
         assert canon(kubectl_apply(tmp_path, original, patch)) == canon(result), patch
 
@@ -360,10 +376,10 @@ def test_mixed_stream_non_workloads_print_unchanged(tmp_path):
 
 
 def test_stdin_and_empty_documents(tmp_path):
-    text = "---\n" + dump_docs([m.tcp()]) + "---\n---\n" + dump_docs([m.sriov()])
+    text = "---\n" + dump_docs([m.cpu_only()]) + "---\n---\n" + dump_docs([m.sriov()])
     r = rw("mutate", "-o", "json", "--policy", POLICIES / "sriov.yaml", "-", input=text)
     assert r.rc == 0, r
-    assert [d["metadata"]["name"] for d in r.json_lines()] == ["tcp", "sriov"]
+    assert [d["metadata"]["name"] for d in r.json_lines()] == ["cpu", "sriov"]
 
 
 def test_unreadable_document_exit_2_others_printed(tmp_path):
@@ -384,3 +400,112 @@ def test_yaml_output_quotes_what_would_change_type(tmp_path):
     r = rw("mutate", "--policy", POLICIES / "sriov.yaml", p)
     assert r.rc == 0, r
     assert canon(yaml.safe_load(r.out)) == canon(cm), r.out
+
+
+def inline_policy(tmp_path, namespace_entry, name="policy.yaml"):
+    doc = {"apiVersion": "rdma-webhook/v1", "kind": "Policy",
+           "defaults": {"mode": "off", "validation": "warn"}, "namespaces": [namespace_entry]}
+    p = tmp_path / name
+    p.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return p
+
+
+def test_rails_sharing_a_resource_claim_one_vf_each(tmp_path):
+    pol = inline_policy(tmp_path, {"names": ["*"], "mode": "sriov", "sriov": {"networks": [
+        {"network": "sriov-rdma-net", "interface": "eth1", "resource": "rdma/vf"},
+        {"network": "sriov-rdma-net", "interface": "eth2", "resource": "rdma/vf"}]}})
+    p = tmp_path / "in.yaml"
+    p.write_text(dump_docs([bare_gpu_pod()]))
+    r = rw("mutate", "-o", "json", "--policy", pol, p)
+    assert r.rc == 0, r
+    [res] = r.json_lines()
+    assert m.c0(res)["resources"]["limits"]["rdma/vf"] in (2, "2"), res
+    assert items_of(res["metadata"]["annotations"][m.NET_KEY]) == [
+        "sriov-rdma-net@eth1", "sriov-rdma-net@eth2"]
+    assert env_of(m.c0(res))["NCCL_SOCKET_IFNAME"] == "eth1", "the first interface"
+
+
+def test_device_resource_claimed_elsewhere_is_not_claimed_again(tmp_path):
+    doc = bare_gpu_pod()
+    doc["spec"]["containers"].append({"name": "holder", "image": "busybox", "resources": {
+        "limits": {"rdma/hca_shared_devices_a": 1}}})
+    _, [res], _ = roundtrip(tmp_path, [doc], "hostnetwork.yaml")
+    assert "rdma/hca_shared_devices_a" not in m.c0(res)["resources"]["limits"], res
+
+
+def test_api_defaults_are_replaced_silently(tmp_path):
+    doc = bare_gpu_pod()
+    doc["spec"].update(hostNetwork=False, dnsPolicy="ClusterFirst")
+    _, [res], rj = roundtrip(tmp_path, [doc], "hostnetwork.yaml")
+    assert (res["spec"]["hostNetwork"], res["spec"]["dnsPolicy"]) == (
+        True, "ClusterFirstWithHostNet")
+    assert rj.rc == 0, rj
+
+
+def test_interface_taken_by_another_network_is_always_a_conflict(tmp_path):
+    doc = bare_gpu_pod({m.NET_KEY: "other-net@eth1"})
+    _, [res], rj = roundtrip(tmp_path, [doc], "override.yaml")
+    assert rj.rc == 1, "even under override, the mutated result keeps an error"
+    out = tmp_path / "out.yaml"
+    out.write_text(dump_docs([res]))
+    _, data = check(out, policy="override.yaml")
+    assert "policy-conflict" in [f["rule"] for f in data["results"][0]["findings"]], data
+
+
+@pytest.mark.parametrize("where", ["object", "template"])
+@pytest.mark.parametrize("allowed", [True, False])
+def test_opt_out(tmp_path, where, allowed):
+    pol = inline_policy(tmp_path, {"names": ["*"], "mode": "sriov", "optOut": allowed,
+                                   "sriov": {"networks": [{"network": "sriov-rdma-net"}]}})
+    job = m.golden("kinds/job.yaml")
+    meta = job["metadata"] if where == "object" else job["spec"]["template"]["metadata"]
+    meta.setdefault("annotations", {})["rdma-webhook.io/skip"] = "true"
+    p = tmp_path / "in.yaml"
+    p.write_text(dump_docs([job]))
+    r = rw("mutate", "-o", "patch", "--policy", pol, p)
+    [patch] = r.json_lines()
+    assert (patch == []) == allowed, r
+
+
+def test_namespace_flag_selects_the_policy_entry(tmp_path):
+    pol = inline_policy(tmp_path, {"names": ["train-*"], "mode": "tcp"})
+    doc = bare_gpu_pod()
+    del doc["metadata"]["namespace"]
+    p = tmp_path / "in.yaml"
+    p.write_text(dump_docs([doc]))
+    [patch] = rw("mutate", "-o", "patch", "--policy", pol, "--namespace", "train-7",
+                 p).json_lines()
+    assert patch != []
+    [patch] = rw("mutate", "-o", "patch", "--policy", pol, "--namespace", "serving",
+                 p).json_lines()
+    assert patch == []
+    [patch] = rw("mutate", "-o", "patch", "--policy", pol, p).json_lines()
+    assert patch == [], "default namespace is `default`"
+
+
+def test_long_output_flag(tmp_path):
+    p = tmp_path / "in.yaml"
+    p.write_text(dump_docs([bare_gpu_pod()]))
+    a = rw("mutate", "--output", "patch", "--policy", POLICIES / "tcp.yaml", p)
+    b = rw("mutate", "-o", "patch", "--policy", POLICIES / "tcp.yaml", p)
+    assert a.rc == 0 and a.out == b.out, (a, b)
+
+
+def test_env_from_a_reference_is_not_duplicated(tmp_path):
+    doc = bare_gpu_pod()
+    m.c0(doc)["env"] = [{"name": "NCCL_SOCKET_IFNAME", "valueFrom": {
+        "configMapKeyRef": {"name": "nccl", "key": "ifname"}}}]
+    for policy in ("sriov.yaml", "override.yaml", "tcp.yaml", "hostnetwork.yaml"):
+        _, [res], _ = roundtrip(tmp_path, [doc], policy)
+        names = [e["name"] for e in m.c0(res)["env"]]
+        assert names.count("NCCL_SOCKET_IFNAME") == 1, (policy, names)
+
+
+def test_user_capabilities_and_env_are_extended(tmp_path):
+    doc = bare_gpu_pod(env=[("NCCL_DEBUG", "INFO"), ("OMP_NUM_THREADS", "8")])
+    m.c0(doc)["securityContext"] = {"capabilities": {"add": ["NET_ADMIN"], "drop": ["MKNOD"]}}
+    _, [res], _ = roundtrip(tmp_path, [doc], "sriov.yaml")
+    c = m.c0(res)
+    assert c["securityContext"]["capabilities"] == {"add": ["NET_ADMIN", "IPC_LOCK"],
+                                                    "drop": ["MKNOD"]}
+    assert [e["name"] for e in c["env"]][:2] == ["NCCL_DEBUG", "OMP_NUM_THREADS"]
