@@ -455,3 +455,11 @@ def test_text_variants_read_like_kubectl(write, variant):
     r, data = check(write(text))
     assert r.rc == 0, r
     assert [x["path"] for x in data["results"]] == ["sriov", "tcp"], r
+
+
+def test_empty_directory_and_empty_stdin(tmp_path):
+    (tmp_path / "empty").mkdir()
+    for args, inp in (([tmp_path / "empty"], None), (["-"], "")):
+        r, data = check(*args, input=inp)
+        assert r.rc == 0, r
+        assert data["results"] == [], r

@@ -509,3 +509,81 @@ def test_user_capabilities_and_env_are_extended(tmp_path):
     assert c["securityContext"]["capabilities"] == {"add": ["NET_ADMIN", "IPC_LOCK"],
                                                     "drop": ["MKNOD"]}
     assert [e["name"] for e in c["env"]][:2] == ["NCCL_DEBUG", "OMP_NUM_THREADS"]
+
+
+def test_json_annotation_keeps_other_fields(tmp_path):
+    first = {"name": "other-net", "interface": "eth5", "ips": ["10.1.0.7/24"],
+             "mac": "c2:b0:57:49:47:f1"}
+    doc = bare_gpu_pod({m.NET_KEY: json.dumps([first])})
+    _, [res], _ = roundtrip(tmp_path, [doc], "sriov.yaml")
+    items = json.loads(res["metadata"]["annotations"][m.NET_KEY])
+    assert items[0] == first, items
+    assert len(items) == 2 and items[1]["name"] == "sriov-rdma-net", items
+
+
+def test_namespaced_item_of_the_pods_namespace_is_the_same_network(tmp_path):
+    doc = bare_gpu_pod({m.NET_KEY: "team-a/sriov-rdma-net@eth1"})
+    _, [res], _ = roundtrip(tmp_path, [doc], "sriov.yaml")
+    assert items_of(res["metadata"]["annotations"][m.NET_KEY]) == [
+        "team-a/sriov-rdma-net@eth1"]
+
+
+def test_default_interface_name_is_renamed_under_override(tmp_path):
+    doc = bare_gpu_pod({m.NET_KEY: "sriov-rdma-net"})  # Multus names it net1
+    _, [res], rj = roundtrip(tmp_path, [doc], "override.yaml")
+    assert items_of(res["metadata"]["annotations"][m.NET_KEY]) == ["sriov-rdma-net@eth1"]
+    assert rj.rc == 0, rj
+    _, [res], rj = roundtrip(tmp_path, [doc], "sriov.yaml")
+    assert items_of(res["metadata"]["annotations"][m.NET_KEY]) == ["sriov-rdma-net"]
+    assert rj.rc == 1, "reject: the conflict is left for validation"
+
+
+def test_policy_kinds_add_a_workload_kind(tmp_path):
+    pol = tmp_path / "kinds.yaml"
+    pol.write_text(yaml.safe_dump({
+        "apiVersion": "rdma-webhook/v1", "kind": "Policy",
+        "kinds": [{"group": "example.com", "kind": "Trainer",
+                   "templates": ["/spec/roles/*/template"]}],
+        "defaults": {"mode": "off", "validation": "warn"},
+        "namespaces": [{"names": ["*"], "mode": "tcp"}]}, sort_keys=False))
+    pod = bare_gpu_pod()
+    trainer = {"apiVersion": "example.com/v1", "kind": "Trainer",
+               "metadata": {"name": "t", "namespace": "team-a"},
+               "spec": {"roles": {"a": {"template": {"spec": copy.deepcopy(pod["spec"])}},
+                                  "b": {"template": {"spec": copy.deepcopy(pod["spec"])}}}}}
+    p = tmp_path / "in.yaml"
+    p.write_text(dump_docs([trainer]))
+    patches, [res], _ = mutate_all(p, pol)
+    for role in ("a", "b"):
+        c = res["spec"]["roles"][role]["template"]["spec"]["containers"][0]
+        assert env_of(c) == {"NCCL_IB_DISABLE": "1", "NCCL_SOCKET_IFNAME": "eth0"}, c
+    assert_patch_gives_result(tmp_path, trainer, patches[0], res)
+    r = rw("check", "-o", "json", "--policy", pol, p)
+    assert r.json()["results"][0]["path"] == "none", "as written: no signal yet"
+    out = tmp_path / "out.json"
+    out.write_text(json.dumps(res))
+    r = rw("check", "-o", "json", "--policy", pol, out)
+    assert r.json()["results"][0]["path"] == "tcp", r
+
+
+def test_gpu_resources_come_from_the_policy(tmp_path):
+    pol = inline_policy(tmp_path, {"names": ["*"], "mode": "tcp"})
+    text = pol.read_text().replace("apiVersion: rdma-webhook/v1\nkind: Policy\n",
+                                   "apiVersion: rdma-webhook/v1\nkind: Policy\n"
+                                   "gpuResources: [amd.com/gpu]\n")
+    pol.write_text(text)
+    nvidia = bare_gpu_pod()
+    amd = bare_gpu_pod()
+    amd["metadata"]["name"] = "amd"
+    m.c0(amd)["resources"]["limits"] = {"amd.com/gpu": 8}
+    p = tmp_path / "in.yaml"
+    p.write_text(dump_docs([nvidia, amd]))
+    [pn, pa] = rw("mutate", "-o", "patch", "--policy", pol, p).json_lines()
+    assert pn == [] and pa != []
+
+
+def test_extra_env_is_added_only_when_absent(tmp_path):
+    doc = m.edit(m.sriov, lambda d: m.set_env(m.c0(d), "NCCL_IB_QPS_PER_CONNECTION", "8"))
+    _, [res], rj = roundtrip(tmp_path, [doc], "sriov.yaml")
+    assert env_of(m.c0(res))["NCCL_IB_QPS_PER_CONNECTION"] == "8"
+    assert rj.rc == 0, "a user value for extraEnv is not a conflict"
