@@ -306,6 +306,7 @@ func (w *webhook) start() error {
 		"--listen", fmt.Sprintf("127.0.0.1:%d", w.port),
 		"--probe-listen", fmt.Sprintf("127.0.0.1:%d", w.probePort),
 		"--log-format", "text",
+		"--log-level", "debug", // a line per review, with its namespace
 	}
 	cmd := exec.Command(E.rwBinary, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf

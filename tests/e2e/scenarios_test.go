@@ -184,8 +184,15 @@ func TestMutationMatchesPrediction(t *testing.T) {
 				}
 				// Idempotence through the API server: an UPDATE with the
 				// stored object changes nothing.
-				if _, stderr, err := E.kcIn(mustJSON(got), "replace", "-f", "-"); err != nil {
-					t.Errorf("replace with the stored object: %v: %s", err, stderr)
+				// (Controllers may update the object meanwhile: retry conflicts.)
+				if err := eventually(20*time.Second, func() error {
+					_, stderr, err := E.kcIn(mustJSON(stored(t, ns, f)), "replace", "-f", "-")
+					if err != nil {
+						return fmt.Errorf("replace with the stored object: %v: %s", err, stderr)
+					}
+					return nil
+				}); err != nil {
+					t.Error(err)
 				} else if again := stored(t, ns, f); !subset(got["spec"], again["spec"]) || !subset(again["spec"], got["spec"]) {
 					t.Errorf("second admission changed the spec:\n  first  %s\n  second %s", mustJSON(got["spec"]), mustJSON(again["spec"]))
 				}
@@ -429,8 +436,7 @@ func TestUpdateOnlyWhenTemplateChanges(t *testing.T) {
 func TestUnselectedNamespacesNeverReachWebhook(t *testing.T) {
 	requireWebhook(t)
 	logsOnFailure(t)
-	before := E.wh.metric("rdma_webhook_requests_total")
-
+	logFrom := fileSize(E.wh.logPath)
 	ns := "e2e-hostnet-unlabelled" // the policy would mutate it, were it sent
 	mustCreateNS(t, ns, false)
 	check := func(t *testing.T, ns string) {
@@ -459,13 +465,16 @@ func TestUnselectedNamespacesNeverReachWebhook(t *testing.T) {
 		time.Sleep(2 * time.Second) // let the API server's namespace informer see the label
 		check(t, "kube-system")
 	})
-	after := E.wh.metric("rdma_webhook_requests_total")
-	if before >= 0 && after >= 0 {
-		if after != before {
-			t.Errorf("rdma_webhook_requests_total went from %v to %v: unselected namespaces reached the webhook", before, after)
+	// The webhook runs with --log-level debug: it logs every review with
+	// its namespace. (Its request counter cannot tell: the controllers keep
+	// submitting in other, selected namespaces.)
+	data, _ := os.ReadFile(E.wh.logPath)
+	if int64(len(data)) >= logFrom {
+		for _, line := range strings.Split(string(data[logFrom:]), "\n") {
+			if strings.Contains(line, "e2e-hostnet-unlabelled") || strings.Contains(line, "kube-system") {
+				t.Errorf("the webhook was called for an unselected namespace: %s", line)
+			}
 		}
-	} else {
-		t.Log("webhook /metrics not available: only the stored objects were checked")
 	}
 }
 

@@ -388,6 +388,7 @@ func serve(args []string) {
 	probe := fl.String("probe-listen", "127.0.0.1:8080", "")
 	fl.String("policy", "", "")
 	fl.String("log-format", "text", "")
+	fl.String("log-level", "info", "")
 	_ = fl.Parse(args)
 	loader := &certLoader{certFile: *cert, keyFile: *key}
 	if _, err := loader.get(nil); err != nil || loader.cert == nil {
