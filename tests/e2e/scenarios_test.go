@@ -158,13 +158,19 @@ func TestChartObjectsServerDryRun(t *testing.T) {
 func TestMutationMatchesPrediction(t *testing.T) {
 	requireWebhook(t)
 	logsOnFailure(t)
-	for _, ns := range selectedModeNamespaces(t, "-mutate") {
+	// Mode off first: nothing shows when it is selected, but it is labelled
+	// before the others, so once they are selected it is too.
+	mustCreateNS(t, "e2e-off-mutate", true)
+	for _, ns := range append(selectedModeNamespaces(t, "-mutate"), "e2e-off-mutate") {
 		base := strings.TrimSuffix(ns, "-mutate")
 		for _, f := range workloadFiles(t) {
 			name := strings.TrimSuffix(filepath.Base(f), ".yaml")
 			t.Run(strings.TrimPrefix(base, "e2e-")+"/"+name, func(t *testing.T) {
 				ops, predicted := predict(t, ns, f)
-				if len(ops) == 0 {
+				if base == "e2e-off" && len(ops) != 0 {
+					t.Errorf("mutate predicts operations in mode off: %s", mustJSON(ops))
+				}
+				if base != "e2e-off" && len(ops) == 0 {
 					t.Errorf("mutate predicts no change for a GPU workload in %s mode", base)
 				}
 				if _, stderr, err := E.kc("create", "-n", ns, "-f", f); err != nil {
@@ -176,6 +182,11 @@ func TestMutationMatchesPrediction(t *testing.T) {
 					t.Error(d)
 				}
 				t.Logf("%d predicted operations, %d differ from the stored object", len(ops), len(diffs))
+				if base == "e2e-off" {
+					if sp := mustJSON(got["spec"]); looksMutated(sp) {
+						t.Errorf("stored object in mode off was mutated: %s", sp)
+					}
+				}
 				if isCRDKind(got) {
 					if !subset(predicted["spec"], got["spec"]) || !subset(got["spec"], predicted["spec"]) {
 						t.Errorf("stored spec differs from the prediction:\n  predicted %s\n  stored    %s",
