@@ -1,0 +1,363 @@
+#include "rdma_webhook/codec/yaml.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+namespace rw::codec {
+namespace {
+
+using nlohmann::json;
+
+// Alias expansion can blow a small text up exponentially ("billion laughs"); past this many
+// converted nodes the document is refused.
+constexpr std::size_t kMaxNodes = 2'000'000;
+
+class ConversionError : public std::runtime_error {
+ public:
+  ConversionError(std::size_t line, const std::string& what)
+      : std::runtime_error(what), line_(line) {}
+  std::size_t line() const { return line_; }
+
+ private:
+  std::size_t line_;
+};
+
+bool IsDecimal(std::string_view s) {
+  std::size_t i = (!s.empty() && (s[0] == '-' || s[0] == '+')) ? 1 : 0;
+  if (i >= s.size()) return false;
+  if (s[i] == '0' && s.size() - i > 1) return false;  // leading zero: YAML 1.1 octal, keep text
+  return std::all_of(s.begin() + static_cast<std::ptrdiff_t>(i), s.end(),
+                     [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; });
+}
+
+bool IsFloat(std::string_view s) {
+  std::size_t i = (!s.empty() && (s[0] == '-' || s[0] == '+')) ? 1 : 0;
+  bool digits = false, dot = false, exp = false;
+  for (; i < s.size(); ++i) {
+    char c = s[i];
+    if (std::isdigit(static_cast<unsigned char>(c))) {
+      digits = true;
+    } else if (c == '.' && !dot && !exp) {
+      dot = true;
+    } else if ((c == 'e' || c == 'E') && digits && !exp) {
+      exp = true;
+      digits = false;
+      if (i + 1 < s.size() && (s[i + 1] == '-' || s[i + 1] == '+')) ++i;
+    } else {
+      return false;
+    }
+  }
+  return digits && (dot || exp);
+}
+
+// YAML 1.1 resolution of a plain (unquoted, untagged) scalar, as kubectl's reader does.
+json ResolvePlain(const std::string& s) {
+  if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") return nullptr;
+  static const char* const kTrue[] = {"true", "True", "TRUE", "yes", "Yes", "YES",
+                                      "on",   "On",   "ON",   "y",   "Y"};
+  static const char* const kFalse[] = {"false", "False", "FALSE", "no", "No", "NO",
+                                       "off",   "Off",   "OFF",   "n",  "N"};
+  for (const char* t : kTrue)
+    if (s == t) return true;
+  for (const char* f : kFalse)
+    if (s == f) return false;
+  if (IsDecimal(s)) {
+    long long v = 0;
+    const char* begin = s.data() + (s[0] == '+' ? 1 : 0);
+    auto [ptr, ec] = std::from_chars(begin, s.data() + s.size(), v);
+    if (ec == std::errc() && ptr == s.data() + s.size()) return v;
+    return std::stod(s);  // out of range for int64: a float, like kubectl
+  }
+  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+    long long v = 0;
+    auto [ptr, ec] = std::from_chars(s.data() + 2, s.data() + s.size(), v, 16);
+    if (ec == std::errc() && ptr == s.data() + s.size()) return v;
+  }
+  if (IsFloat(s)) return std::stod(s);
+  if (s == ".inf" || s == ".Inf" || s == ".INF" || s == "+.inf") {
+    return std::numeric_limits<double>::infinity();
+  }
+  if (s == "-.inf" || s == "-.Inf" || s == "-.INF") return -std::numeric_limits<double>::infinity();
+  return s;
+}
+
+class Converter {
+ public:
+  explicit Converter(std::size_t first_line) : first_line_(first_line) {}
+
+  json Convert(const YAML::Node& node, std::size_t depth) {
+    if (++nodes_ > kMaxNodes)
+      throw ConversionError(Line(node), "document too large after alias expansion");
+    if (depth > kMaxNestingDepth)
+      throw ConversionError(Line(node), "nesting deeper than " + std::to_string(kMaxNestingDepth));
+    switch (node.Type()) {
+      case YAML::NodeType::Undefined:
+      case YAML::NodeType::Null:
+        return nullptr;
+      case YAML::NodeType::Scalar:
+        return Scalar(node);
+      case YAML::NodeType::Sequence: {
+        json out = json::array();
+        for (const auto& item : node) out.push_back(Convert(item, depth + 1));
+        return out;
+      }
+      case YAML::NodeType::Map:
+        return Map(node, depth);
+    }
+    return nullptr;
+  }
+
+  std::size_t Line(const YAML::Node& node) const {
+    const auto mark = node.Mark();
+    return mark.line >= 0 ? first_line_ + static_cast<std::size_t>(mark.line) : first_line_;
+  }
+
+ private:
+  json Scalar(const YAML::Node& node) {
+    const std::string& tag = node.Tag();
+    const std::string& text = node.Scalar();
+    if (tag == "!" || tag == "tag:yaml.org,2002:str" || tag == "!!str") return text;
+    if (tag == "?" || tag.empty()) return ResolvePlain(text);
+    json resolved = ResolvePlain(text);
+    if (tag == "tag:yaml.org,2002:int" && !resolved.is_number_integer())
+      throw ConversionError(Line(node), "!!int value '" + text + "' is not an integer");
+    return resolved;
+  }
+
+  json Map(const YAML::Node& node, std::size_t depth) {
+    json out = json::object();
+    json merged = json::object();  // `<<` merge keys: explicit keys win
+    for (const auto& kv : node) {
+      if (!kv.first.IsScalar())
+        throw ConversionError(Line(kv.first), "mapping keys must be scalars");
+      const std::string& key = kv.first.Scalar();
+      if (key == "<<" && kv.first.Tag() != "!") {
+        json source = Convert(kv.second, depth + 1);
+        auto merge_one = [&](const json& m) {
+          if (!m.is_object())
+            throw ConversionError(Line(kv.second), "merge key '<<' needs a mapping");
+          for (auto it = m.begin(); it != m.end(); ++it)
+            if (!merged.contains(it.key())) merged[it.key()] = it.value();
+        };
+        if (source.is_array()) {
+          for (const auto& m : source) merge_one(m);
+        } else {
+          merge_one(source);
+        }
+        continue;
+      }
+      if (out.contains(key)) throw ConversionError(Line(kv.first), "duplicate key '" + key + "'");
+      out[key] = Convert(kv.second, depth + 1);
+    }
+    for (auto it = merged.begin(); it != merged.end(); ++it)
+      if (!out.contains(it.key())) out[it.key()] = it.value();
+    return out;
+  }
+
+  std::size_t first_line_;
+  std::size_t nodes_ = 0;
+};
+
+struct Chunk {
+  std::string text;
+  std::size_t first_line;  // 1-based line of the chunk's first line
+};
+
+bool IsSeparator(std::string_view line, std::string_view marker) {
+  if (line.substr(0, marker.size()) != marker) return false;
+  return line.size() == marker.size() || line[marker.size()] == ' ' ||
+         line[marker.size()] == '\t' || line[marker.size()] == '\r' || line[marker.size()] == '#';
+}
+
+bool Blank(std::string_view text) {
+  // A document of comments and blank lines only is empty.
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(pos, end - pos);
+    auto first = line.find_first_not_of(" \t\r");
+    if (first != std::string_view::npos && line[first] != '#') return false;
+    pos = end + 1;
+  }
+  return true;
+}
+
+// Documents are split before parsing so that one broken document leaves the others readable.
+std::vector<Chunk> SplitDocuments(std::string_view text) {
+  std::vector<Chunk> chunks;
+  Chunk current{"", 1};
+  bool current_has_separator = false;
+  std::size_t line_no = 1;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(pos, end - pos);
+    if (IsSeparator(line, "---")) {
+      if (current_has_separator || !current.text.empty()) chunks.push_back(std::move(current));
+      // Content after `--- ` on the same line belongs to the new document.
+      std::string_view rest = line.substr(3);
+      current = Chunk{std::string(rest) + "\n", line_no};
+      current_has_separator = true;
+    } else if (IsSeparator(line, "...")) {
+      chunks.push_back(std::move(current));
+      current = Chunk{"", line_no + 1};
+      current_has_separator = false;
+    } else {
+      if (current.text.empty() && !current_has_separator) current.first_line = line_no;
+      current.text.append(line);
+      current.text.push_back('\n');
+    }
+    if (end == text.size()) break;
+    pos = end + 1;
+    ++line_no;
+  }
+  // Trailing text after a `...` or a final newline is a document only when it holds content.
+  if (current_has_separator || !Blank(current.text)) chunks.push_back(std::move(current));
+  return chunks;
+}
+
+bool LooksLikeJson(std::string_view text) {
+  auto it = std::find_if(text.begin(), text.end(),
+                         [](char c) { return !std::isspace(static_cast<unsigned char>(c)); });
+  return it != text.end() && (*it == '{' || *it == '[');
+}
+
+SourceDocument ParseChunk(const Chunk& chunk, std::size_t index) {
+  SourceDocument doc;
+  doc.index = index;
+  doc.line = chunk.first_line;
+  if (Blank(chunk.text)) return doc;
+  try {
+    if (LooksLikeJson(chunk.text)) {
+      if (JsonNestingDepth(chunk.text) > kMaxNestingDepth) {
+        doc.error = "line " + std::to_string(chunk.first_line) + ": nesting deeper than " +
+                    std::to_string(kMaxNestingDepth);
+        return doc;
+      }
+      json parsed = json::parse(chunk.text, nullptr, /*allow_exceptions=*/false);
+      if (!parsed.is_discarded()) {
+        doc.value = std::move(parsed);
+        return doc;
+      }
+    }
+    YAML::Node node = YAML::Load(chunk.text);
+    Converter converter(chunk.first_line);
+    json value = converter.Convert(node, 0);
+    if (!value.is_null()) doc.value = std::move(value);
+  } catch (const YAML::Exception& e) {
+    const std::size_t line =
+        chunk.first_line + (e.mark.line >= 0 ? static_cast<std::size_t>(e.mark.line) : 0);
+    doc.error = "line " + std::to_string(line) + ": " + e.msg;
+  } catch (const ConversionError& e) {
+    doc.error = "line " + std::to_string(e.line()) + ": " + e.what();
+  } catch (const std::exception& e) {
+    doc.error = "line " + std::to_string(chunk.first_line) + ": " + e.what();
+  }
+  return doc;
+}
+
+void Emit(YAML::Emitter& out, const json& value) {
+  switch (value.type()) {
+    case json::value_t::object:
+      out << YAML::BeginMap;
+      for (auto it = value.begin(); it != value.end(); ++it) {
+        out << YAML::Key;
+        Emit(out, json(it.key()));
+        out << YAML::Value;
+        Emit(out, it.value());
+      }
+      out << YAML::EndMap;
+      break;
+    case json::value_t::array:
+      out << YAML::BeginSeq;
+      for (const auto& item : value) Emit(out, item);
+      out << YAML::EndSeq;
+      break;
+    case json::value_t::string: {
+      const auto& s = value.get_ref<const std::string&>();
+      // Quote whatever a YAML 1.1 reader would not read back as this same string.
+      if (!ResolvePlain(s).is_string() || s.find('\n') != std::string::npos) {
+        out << YAML::DoubleQuoted << s;
+      } else {
+        out << s;
+      }
+      break;
+    }
+    case json::value_t::null:
+      out << YAML::Null;
+      break;
+    case json::value_t::boolean:
+      out << (value.get<bool>() ? "true" : "false");
+      break;
+    default:
+      out << value.dump();
+      break;
+  }
+}
+
+}  // namespace
+
+std::vector<SourceDocument> ParseStream(std::string_view text) {
+  std::vector<SourceDocument> docs;
+  if (LooksLikeJson(text)) {
+    // A whole JSON text is one document even when it spans lines that look like separators.
+    if (JsonNestingDepth(text) <= kMaxNestingDepth) {
+      json parsed = json::parse(text, nullptr, false);
+      if (!parsed.is_discarded()) {
+        SourceDocument doc;
+        doc.value = std::move(parsed);
+        docs.push_back(std::move(doc));
+        return docs;
+      }
+    }
+  }
+  std::size_t index = 0;
+  for (const Chunk& chunk : SplitDocuments(text)) docs.push_back(ParseChunk(chunk, index++));
+  return docs;
+}
+
+std::string ToYaml(const json& value) {
+  YAML::Emitter out;
+  out.SetIndent(2);
+  out.SetSeqFormat(YAML::Block);
+  out.SetMapFormat(YAML::Block);
+  Emit(out, value);
+  std::string text = out.c_str();
+  if (text.empty() || text.back() != '\n') text.push_back('\n');
+  return text;
+}
+
+std::size_t JsonNestingDepth(std::string_view text) {
+  std::size_t depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (char c : text) {
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((c == '}' || c == ']') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+}  // namespace rw::codec
