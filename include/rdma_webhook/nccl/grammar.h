@@ -1,0 +1,94 @@
+#pragma once
+// Grammars of the values NCCL reads from the environment (DOMAIN.md section 4). Pure functions.
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rw::nccl {
+
+// NCCL_SOCKET_IFNAME: comma list of interface-name prefixes; `=name` matches exactly; a leading
+// `^` turns the whole list into an exclusion list.
+struct SocketIfname {
+  struct Item {
+    std::string name;
+    bool exact = false;
+  };
+  bool exclude = false;
+  std::vector<Item> items;
+
+  static SocketIfname Parse(std::string_view value);
+  bool Selects(std::string_view interface) const;
+  // The interfaces among `interfaces` that NCCL would use.
+  std::vector<std::string> SelectedAmong(const std::vector<std::string>& interfaces) const;
+};
+
+// NCCL_IB_HCA: comma list of `<hca>[:<port>]` with the same `^` and `=` prefixes.
+struct HcaList {
+  struct Item {
+    std::string hca;
+    std::optional<int> port;
+  };
+  bool exclude = false;
+  bool exact = false;
+  std::vector<Item> items;
+  std::string error;  // non-empty when the value does not follow the grammar
+
+  static HcaList Parse(std::string_view value);
+};
+
+// What NCCL itself makes of an integer variable: it calls strtoll(s, NULL, 0), so "true" is 0,
+// "0x1" is 1 and "08" is 0.
+long long NcclReadsInteger(std::string_view value);
+
+// Result of checking a value against the grammar DOMAIN.md requires.
+struct ValueCheck {
+  bool valid = false;
+  std::optional<long long> number;  // the decimal value when valid and numeric
+  std::string problem;              // when invalid: what is wrong and what NCCL would really do
+};
+
+// NCCL_IB_DISABLE: a decimal integer; non-zero disables IB.
+ValueCheck CheckIbDisable(std::string_view value);
+// NCCL_IB_GID_INDEX: a decimal integer >= 0, or -1 (auto).
+ValueCheck CheckGidIndex(std::string_view value);
+// NCCL_NET_GDR_LEVEL: LOC|PIX|PXB|PHB|SYS (case-sensitive) or a decimal integer >= 0.
+ValueCheck CheckGdrLevel(std::string_view value);
+
+// True when `value` is a plain decimal integer without sign tricks or leading zeros.
+bool IsDecimalInteger(std::string_view value, bool allow_negative);
+
+// Multus network selection annotation (k8s.v1.cni.cncf.io/networks and vendor keys).
+struct NetworkAttachment {
+  std::string ns;         // the item's namespace, or the pod's when the item names none
+  std::string name;       // the NetworkAttachmentDefinition name
+  std::string interface;  // explicit interface, or Multus' default net<N>
+  bool explicit_interface = false;
+  bool default_network = false;  // listed in the policy's defaultNetworks
+  std::size_t item = 0;          // 0-based position in the annotation value
+};
+
+struct NetworksAnnotation {
+  bool json_form = false;
+  std::vector<NetworkAttachment> attachments;
+  std::string error;  // non-empty when the value cannot be read the way Multus reads it
+
+  // `pod_ns` fills items without a namespace; `default_networks` are not counted for net<N>.
+  static NetworksAnnotation Parse(std::string_view value, std::string_view pod_ns,
+                                  const std::vector<std::string>& default_networks);
+};
+
+// Renders one attachment item in comma form: `[ns/]name[@interface]`; the namespace is written
+// only when it differs from `pod_ns`.
+std::string FormatAttachmentItem(const NetworkAttachment& a, std::string_view pod_ns);
+
+// Assignments found in launcher arguments: `mpirun -x NAME=value`, `export NAME=value`
+// (also inside a `bash -c` script). Best effort: used for warnings only.
+struct LauncherAssignment {
+  std::string name;
+  std::string value;
+  std::string origin;  // "-x" or "export"
+};
+std::vector<LauncherAssignment> ParseLauncherArgs(const std::vector<std::string>& argv);
+
+}  // namespace rw::nccl

@@ -1,0 +1,146 @@
+#include <gtest/gtest.h>
+
+#include "rdma_webhook/nccl/grammar.h"
+
+namespace rw::nccl {
+namespace {
+
+struct IfnameCase {
+  const char* name;
+  const char* spec;
+  const char* interface;
+  bool selected;
+};
+
+class SocketIfnameTest : public testing::TestWithParam<IfnameCase> {};
+
+TEST_P(SocketIfnameTest, Selects) {
+  const auto& c = GetParam();
+  EXPECT_EQ(SocketIfname::Parse(c.spec).Selects(c.interface), c.selected)
+      << c.spec << " vs " << c.interface;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Grammar, SocketIfnameTest,
+    testing::Values(IfnameCase{"prefix_matches_itself", "eth1", "eth1", true},
+                    IfnameCase{"prefix_matches_longer_name", "eth1", "eth10", true},
+                    IfnameCase{"prefix_does_not_match_other", "eth1", "eth0", false},
+                    IfnameCase{"exact_matches_only_itself", "=eth1", "eth1", true},
+                    IfnameCase{"exact_rejects_longer", "=eth1", "eth10", false},
+                    IfnameCase{"list_matches_second", "ib,eth1", "eth1", true},
+                    IfnameCase{"exclusion_excludes", "^lo,docker", "lo", false},
+                    IfnameCase{"exclusion_keeps_others", "^lo,docker", "eth0", true},
+                    IfnameCase{"exclusion_exact", "^=eth", "eth0", true},
+                    IfnameCase{"spaces_in_list", " eth0 , eth1", "eth1", true}),
+    [](const auto& p) { return std::string(p.param.name); });
+
+TEST(SocketIfname, SelectedAmongPodInterfaces) {
+  const std::vector<std::string> ifaces{"eth0", "lo", "eth1", "eth10"};
+  EXPECT_EQ(SocketIfname::Parse("eth1").SelectedAmong(ifaces),
+            (std::vector<std::string>{"eth1", "eth10"}));
+  EXPECT_EQ(SocketIfname::Parse("=eth1").SelectedAmong(ifaces), (std::vector<std::string>{"eth1"}));
+  EXPECT_TRUE(SocketIfname::Parse("bond").SelectedAmong(ifaces).empty());
+}
+
+struct ValueCase {
+  const char* value;
+  bool valid;
+  const char* mentions;  // part of the problem text, when invalid
+};
+
+TEST(IbDisable, DecimalIntegersAreValid) {
+  for (const char* v : {"0", "1", "2", "-1"}) EXPECT_TRUE(CheckIbDisable(v).valid) << v;
+  EXPECT_EQ(*CheckIbDisable("2").number, 2);
+}
+
+TEST(IbDisable, TrueIsInvalidAndSaysIbStaysEnabled) {
+  const auto c = CheckIbDisable("true");
+  EXPECT_FALSE(c.valid);
+  EXPECT_NE(c.problem.find("reads 0"), std::string::npos) << c.problem;
+  EXPECT_NE(c.problem.find("ENABLED"), std::string::npos) << c.problem;
+}
+
+TEST(IbDisable, HexAndOctalSpellingsAreInvalidButReadLikeStrtoll) {
+  EXPECT_FALSE(CheckIbDisable("0x1").valid);
+  EXPECT_EQ(NcclReadsInteger("0x1"), 1);
+  EXPECT_FALSE(CheckIbDisable("08").valid);
+  EXPECT_EQ(NcclReadsInteger("08"), 0);  // octal prefix, then an invalid digit
+  EXPECT_FALSE(CheckIbDisable("").valid);
+  EXPECT_FALSE(CheckIbDisable("yes").valid);
+}
+
+TEST(GidIndex, Grammar) {
+  for (const char* v : {"0", "3", "-1", "15"}) EXPECT_TRUE(CheckGidIndex(v).valid) << v;
+  for (const char* v : {"-2", "auto", "3 ", "03", "1.5", ""})
+    EXPECT_FALSE(CheckGidIndex(v).valid) << v;
+}
+
+TEST(GdrLevel, Grammar) {
+  for (const char* v : {"LOC", "PIX", "PXB", "PHB", "SYS", "0", "5"})
+    EXPECT_TRUE(CheckGdrLevel(v).valid) << v;
+  for (const char* v : {"phb", "NODE1", "-1", "", "Sys"}) EXPECT_FALSE(CheckGdrLevel(v).valid) << v;
+  EXPECT_NE(CheckGdrLevel("phb").problem.find("silently ignores"), std::string::npos);
+}
+
+TEST(HcaList, ParsesPortsAndPrefixes) {
+  const auto l = HcaList::Parse("=mlx5_0:1,mlx5_1:1");
+  EXPECT_TRUE(l.exact);
+  ASSERT_EQ(l.items.size(), 2u);
+  EXPECT_EQ(l.items[1].hca, "mlx5_1");
+  EXPECT_EQ(l.items[1].port, 1);
+  const auto e = HcaList::Parse("^=mlx5_2");
+  EXPECT_TRUE(e.exclude);
+  EXPECT_TRUE(e.exact);
+  EXPECT_FALSE(HcaList::Parse("mlx5_0:x").error.empty());
+}
+
+TEST(NetworksAnnotation, CommaFormWithNamespacesAndDefaultNames) {
+  const auto a = NetworksAnnotation::Parse("net-a, ns2/net-b@eth1,net-c", "team", {});
+  ASSERT_TRUE(a.error.empty()) << a.error;
+  EXPECT_FALSE(a.json_form);
+  ASSERT_EQ(a.attachments.size(), 3u);
+  EXPECT_EQ(a.attachments[0].ns, "team");
+  EXPECT_EQ(a.attachments[0].interface, "net1");
+  EXPECT_EQ(a.attachments[1].ns, "ns2");
+  EXPECT_EQ(a.attachments[1].interface, "eth1");
+  EXPECT_TRUE(a.attachments[1].explicit_interface);
+  EXPECT_EQ(a.attachments[2].interface, "net3");  // named items do not shift the numbering
+}
+
+TEST(NetworksAnnotation, DefaultNetworksAreNotCounted) {
+  const auto a = NetworksAnnotation::Parse("tke-bridge,rdma-net", "team", {"tke-bridge"});
+  ASSERT_EQ(a.attachments.size(), 2u);
+  EXPECT_TRUE(a.attachments[0].default_network);
+  EXPECT_EQ(a.attachments[1].interface, "net1");
+}
+
+TEST(NetworksAnnotation, JsonForm) {
+  const auto a = NetworksAnnotation::Parse(
+      R"([{"name":"sriov-rdma","namespace":"ns","interface":"eth1"},{"name":"b"}])", "team", {});
+  ASSERT_TRUE(a.error.empty()) << a.error;
+  EXPECT_TRUE(a.json_form);
+  ASSERT_EQ(a.attachments.size(), 2u);
+  EXPECT_EQ(a.attachments[0].ns, "ns");
+  EXPECT_EQ(a.attachments[1].interface, "net2");
+}
+
+TEST(NetworksAnnotation, MalformedValuesAreErrors) {
+  for (const char* v : {"a,,b", "a@", "[{\"nam\":\"x\"}]", "{\"name\":\"x\"}", "a b", "ns/a/b"})
+    EXPECT_FALSE(NetworksAnnotation::Parse(v, "team", {}).error.empty()) << v;
+}
+
+TEST(LauncherArgs, MpirunAndExportInScripts) {
+  const auto found = ParseLauncherArgs(
+      {"mpirun", "-np", "16", "-x", "NCCL_SOCKET_IFNAME=eth1", "-x", "NCCL_DEBUG", "-x",
+       "NCCL_IB_HCA==mlx5_0", "bash", "-c", "export NCCL_IB_DISABLE=1 FOO='a b'; python train.py"});
+  ASSERT_EQ(found.size(), 4u);
+  EXPECT_EQ(found[0].name, "NCCL_SOCKET_IFNAME");
+  EXPECT_EQ(found[0].value, "eth1");
+  EXPECT_EQ(found[1].value, "=mlx5_0");
+  EXPECT_EQ(found[2].name, "NCCL_IB_DISABLE");
+  EXPECT_EQ(found[2].origin, "export");
+  EXPECT_EQ(found[3].value, "a b");
+}
+
+}  // namespace
+}  // namespace rw::nccl
