@@ -1,0 +1,117 @@
+#pragma once
+// The policy: which access path each namespace takes and how strictly manifests are judged
+// (CONTRACT.md section 2). Loading validates every field; the loaded value is immutable and
+// shared between threads by const reference or shared_ptr<const Policy>.
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace rw::policy {
+
+enum class Mode { kOff, kHostNetwork, kSriov, kShared, kTcp };
+enum class Validation { kDeny, kWarn, kOff };
+enum class OnConflict { kReject, kOverride };
+enum class Fabric { kRoce, kIb };
+// The access path of a pod template or workload (CONTRACT.md section 3).
+enum class Path { kNone, kHostNetwork, kSriov, kShared, kTcp, kUnknown, kMixed };
+
+std::string_view ToString(Mode m);
+std::string_view ToString(Validation v);
+std::string_view ToString(Path p);
+std::optional<Path> ParsePath(std::string_view s);
+
+// One rail of the SR-IOV path: attach `network` as `interface`, claim `count` of `resource`.
+struct SriovNetwork {
+  std::string ns;  // empty: the pod's namespace
+  std::string network;
+  std::string interface = "eth1";
+  std::string resource = "rdma/vf";
+  long long count = 1;
+};
+
+struct NamespacePolicy {
+  std::vector<std::string> names;  // exact names or globs; empty for `defaults`
+  Mode mode = Mode::kOff;
+  Validation validation = Validation::kDeny;
+  std::vector<Path> allowed_paths;  // already resolved: [mode] by default, every path for off
+  bool exclusive_nodes = false;
+  OnConflict on_conflict = OnConflict::kReject;
+  bool opt_out = false;
+  bool inject_shm = false;
+  struct {
+    std::string socket_ifname;
+    std::string device_resource;
+  } host_network;
+  struct {
+    std::vector<SriovNetwork> networks;
+    std::string annotation_key = "k8s.v1.cni.cncf.io/networks";
+    std::vector<std::string> default_networks;
+  } sriov;
+  struct {
+    std::string resource;
+    long long count = 1;
+    std::string network;
+    std::string interface;
+  } shared;
+  struct {
+    Fabric fabric = Fabric::kRoce;
+    std::optional<long long> gid_index;  // empty: auto
+    std::string hca;
+    std::string gdr_level;
+    std::map<std::string, std::string> extra_env;
+  } nccl;
+
+  bool Allows(Path p) const;
+};
+
+// A workload kind: where its pod templates are (JSON pointers, `*` = any key or index).
+struct WorkloadKind {
+  std::string group;  // "" for the core group
+  std::string kind;
+  std::vector<std::string> templates;  // "" means the object itself is the pod
+};
+
+struct Policy {
+  std::vector<std::string> gpu_resources{"nvidia.com/gpu"};
+  std::vector<std::string> vf_resources{"rdma/vf"};
+  std::vector<std::string> shared_resources{"rdma/hca_shared_devices_a"};
+  std::vector<std::string> rdma_networks{"sriov-rdma-net"};
+  std::vector<WorkloadKind> kinds;  // the built-in table followed by the policy's `kinds`
+  NamespacePolicy defaults{};
+  std::vector<NamespacePolicy> namespaces;
+  std::string hash;  // stable digest of the normalized policy, for audit annotations
+
+  // First matching namespace entry, else `defaults`.
+  const NamespacePolicy& ForNamespace(std::string_view ns) const;
+  // Row of the kinds table for an object's apiVersion and kind, or nullptr.
+  const WorkloadKind* FindKind(std::string_view api_version, std::string_view kind) const;
+};
+
+// A policy document that does not follow the schema. `what()` names the field:
+// "namespaces[2].sriov.count: must be >= 1".
+class PolicyError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+Policy ParsePolicy(const nlohmann::json& document);
+// YAML or JSON text holding exactly one policy document.
+Policy ParsePolicyText(std::string_view text);
+
+// The embedded default policy (README documents it); safe: denies nothing outside the
+// namespaces it names.
+std::string_view DefaultPolicyText();
+const Policy& DefaultPolicy();
+
+// The workload kinds of DOMAIN.md section 5, one row each.
+const std::vector<WorkloadKind>& BuiltinKinds();
+
+// Shell-style glob with `*` and `?`.
+bool GlobMatch(std::string_view pattern, std::string_view text);
+
+}  // namespace rw::policy

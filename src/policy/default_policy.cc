@@ -1,0 +1,50 @@
+#include "rdma_webhook/policy/policy.h"
+
+namespace rw::policy {
+
+// Safe by construction: namespaces that no entry names get `mode: off` and `validation: warn`,
+// so the webhook never changes or denies anything there. Two opt-in namespace families show
+// both access paths; README.md documents this text.
+std::string_view DefaultPolicyText() {
+  static constexpr std::string_view kText = R"(apiVersion: rdma-webhook/v1
+kind: Policy
+gpuResources: [nvidia.com/gpu]
+resources:
+  vf: [rdma/vf]
+  shared: [rdma/hca_shared_devices_a]
+rdmaNetworks: [sriov-rdma-net]
+kinds: []
+defaults:
+  mode: off
+  validation: warn
+namespaces:
+  - names: [rdma-host-*]
+    mode: hostNetwork
+    validation: deny
+    allowedPaths: [hostNetwork, tcp]
+    exclusiveNodes: true
+    hostNetwork:
+      deviceResource: rdma/hca_shared_devices_a
+    nccl:
+      fabric: roce
+      gidIndex: auto
+  - names: [rdma-sriov-*]
+    mode: sriov
+    validation: deny
+    allowedPaths: [sriov, tcp]
+    sriov:
+      networks:
+        - {network: sriov-rdma-net, interface: eth1, resource: rdma/vf}
+    nccl:
+      fabric: roce
+      gidIndex: auto
+)";
+  return kText;
+}
+
+const Policy& DefaultPolicy() {
+  static const Policy kPolicy = ParsePolicyText(DefaultPolicyText());
+  return kPolicy;
+}
+
+}  // namespace rw::policy

@@ -1,0 +1,46 @@
+#include "rdma_webhook/policy/policy.h"
+
+namespace rw::policy {
+
+// DOMAIN.md section 5: where each workload kind keeps its pod templates. One row per kind; a
+// new kind is a new row (or a `kinds:` entry in the policy), never a new code path.
+const std::vector<WorkloadKind>& BuiltinKinds() {
+  static const std::vector<WorkloadKind> kKinds = {
+      {"", "Pod", {""}},
+      {"batch", "Job", {"/spec/template"}},
+      {"batch", "CronJob", {"/spec/jobTemplate/spec/template"}},
+      {"apps", "Deployment", {"/spec/template"}},
+      {"apps", "StatefulSet", {"/spec/template"}},
+      {"apps", "ReplicaSet", {"/spec/template"}},
+      {"apps", "DaemonSet", {"/spec/template"}},
+      {"kubeflow.org", "PyTorchJob", {"/spec/pytorchReplicaSpecs/*/template"}},
+      {"kubeflow.org", "TFJob", {"/spec/tfReplicaSpecs/*/template"}},
+      {"kubeflow.org", "PaddleJob", {"/spec/paddleReplicaSpecs/*/template"}},
+      {"kubeflow.org", "XGBoostJob", {"/spec/xgbReplicaSpecs/*/template"}},
+      {"kubeflow.org", "MPIJob", {"/spec/mpiReplicaSpecs/*/template"}},
+      {"batch.volcano.sh", "Job", {"/spec/tasks/*/template"}},
+      {"jobset.x-k8s.io", "JobSet", {"/spec/replicatedJobs/*/template/spec/template"}},
+      {"leaderworkerset.x-k8s.io",
+       "LeaderWorkerSet",
+       {"/spec/leaderWorkerTemplate/leaderTemplate", "/spec/leaderWorkerTemplate/workerTemplate"}},
+      {"ray.io",
+       "RayJob",
+       {"/spec/rayClusterSpec/headGroupSpec/template",
+        "/spec/rayClusterSpec/workerGroupSpecs/*/template"}},
+      {"ray.io",
+       "RayCluster",
+       {"/spec/headGroupSpec/template", "/spec/workerGroupSpecs/*/template"}},
+  };
+  return kKinds;
+}
+
+const WorkloadKind* Policy::FindKind(std::string_view api_version, std::string_view kind) const {
+  const std::size_t slash = api_version.find('/');
+  const std::string_view group =
+      slash == std::string_view::npos ? std::string_view{} : api_version.substr(0, slash);
+  for (const auto& row : kinds)
+    if (row.kind == kind && row.group == group) return &row;
+  return nullptr;
+}
+
+}  // namespace rw::policy

@@ -1,0 +1,388 @@
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <set>
+
+#include "rdma_webhook/codec/yaml.h"
+#include "rdma_webhook/policy/policy.h"
+
+namespace rw::policy {
+namespace {
+
+using nlohmann::json;
+
+std::string TypeName(const json& v) {
+  switch (v.type()) {
+    case json::value_t::null:
+      return "null";
+    case json::value_t::boolean:
+      return "a boolean";
+    case json::value_t::string:
+      return "a string";
+    case json::value_t::array:
+      return "a list";
+    case json::value_t::object:
+      return "a mapping";
+    default:
+      return "a number";
+  }
+}
+
+[[noreturn]] void Fail(const std::string& path, const std::string& message) {
+  throw PolicyError(path + ": " + message);
+}
+
+// A mapping being read: every key must be consumed, so a typo is an error that names it.
+class Fields {
+ public:
+  Fields(const json& object, std::string path) : object_(object), path_(std::move(path)) {
+    if (!object_.is_object()) Fail(Where(), "must be a mapping, got " + TypeName(object_));
+  }
+
+  const json* Get(const std::string& key) {
+    used_.insert(key);
+    auto it = object_.find(key);
+    if (it == object_.end() || it->is_null()) return nullptr;
+    return &*it;
+  }
+  std::string Path(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
+
+  std::string String(const std::string& key, std::string fallback) {
+    const json* v = Get(key);
+    if (v == nullptr) return fallback;
+    if (!v->is_string()) Fail(Path(key), "must be a string, got " + TypeName(*v));
+    return v->get<std::string>();
+  }
+  bool Bool(const std::string& key, bool fallback) {
+    const json* v = Get(key);
+    if (v == nullptr) return fallback;
+    if (!v->is_boolean()) Fail(Path(key), "must be true or false, got " + TypeName(*v));
+    return v->get<bool>();
+  }
+  long long Count(const std::string& key, long long fallback) {
+    const json* v = Get(key);
+    if (v == nullptr) return fallback;
+    if (!v->is_number_integer()) Fail(Path(key), "must be an integer, got " + TypeName(*v));
+    const long long n = v->get<long long>();
+    if (n < 1) Fail(Path(key), "must be >= 1");
+    if (n > 1024) Fail(Path(key), "must be <= 1024");
+    return n;
+  }
+  std::vector<std::string> Strings(const std::string& key, std::vector<std::string> fallback) {
+    const json* v = Get(key);
+    if (v == nullptr) return fallback;
+    if (!v->is_array()) Fail(Path(key), "must be a list of strings, got " + TypeName(*v));
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < v->size(); ++i) {
+      const json& item = (*v)[i];
+      if (!item.is_string() || item.get_ref<const std::string&>().empty())
+        Fail(Path(key) + "[" + std::to_string(i) + "]", "must be a non-empty string");
+      out.push_back(item.get<std::string>());
+    }
+    return out;
+  }
+  // off may arrive as boolean false: YAML 1.1 (and Helm) read an unquoted `off` that way.
+  std::string Enum(const std::string& key, const std::string& fallback,
+                   const std::vector<std::string>& allowed) {
+    const json* v = Get(key);
+    if (v == nullptr) return fallback;
+    std::string s;
+    if (v->is_boolean() && !v->get<bool>() &&
+        std::find(allowed.begin(), allowed.end(), "off") != allowed.end()) {
+      s = "off";
+    } else if (v->is_string()) {
+      s = v->get<std::string>();
+    } else {
+      Fail(Path(key), "must be one of " + Join(allowed) + ", got " + TypeName(*v));
+    }
+    if (std::find(allowed.begin(), allowed.end(), s) == allowed.end())
+      Fail(Path(key), "must be one of " + Join(allowed) + ", got '" + s + "'");
+    return s;
+  }
+
+  void Done() const {
+    for (auto it = object_.begin(); it != object_.end(); ++it)
+      if (!used_.count(it.key())) Fail(Path(it.key()), "unknown field");
+  }
+
+  static std::string Join(const std::vector<std::string>& items) {
+    std::string out;
+    for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
+    return out;
+  }
+
+ private:
+  std::string Where() const { return path_.empty() ? "policy" : path_; }
+  const json& object_;
+  std::string path_;
+  std::set<std::string> used_;
+};
+
+bool ValidInterface(std::string_view s) {
+  if (s.empty() || s.size() > 15) return false;  // IFNAMSIZ
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return c != '/' && c != '@' && c != ',' && c != ' ' && c != ':' && c > 32 && c < 127;
+  });
+}
+
+bool ValidEnvName(std::string_view s) {
+  if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+  });
+}
+
+Mode ModeFrom(const std::string& s) {
+  if (s == "hostNetwork") return Mode::kHostNetwork;
+  if (s == "sriov") return Mode::kSriov;
+  if (s == "shared") return Mode::kShared;
+  if (s == "tcp") return Mode::kTcp;
+  return Mode::kOff;
+}
+
+Validation ValidationFrom(const std::string& s) {
+  if (s == "warn") return Validation::kWarn;
+  if (s == "off") return Validation::kOff;
+  return Validation::kDeny;
+}
+
+SriovNetwork ReadSriovNetwork(Fields& f, bool with_count) {
+  SriovNetwork n;
+  std::string network = f.String("network", "");
+  if (network.empty()) Fail(f.Path("network"), "is required ([namespace/]name)");
+  const std::size_t slash = network.find('/');
+  if (slash != std::string::npos) {
+    n.ns = network.substr(0, slash);
+    network = network.substr(slash + 1);
+    if (n.ns.empty() || network.empty() || network.find('/') != std::string::npos)
+      Fail(f.Path("network"), "must be [namespace/]name");
+  }
+  if (network.find('@') != std::string::npos)
+    Fail(f.Path("network"), "must not contain '@'; set `interface` instead");
+  n.network = network;
+  n.interface = f.String("interface", "eth1");
+  if (!ValidInterface(n.interface)) Fail(f.Path("interface"), "is not a valid interface name");
+  n.resource = f.String("resource", "rdma/vf");
+  if (n.resource.empty()) Fail(f.Path("resource"), "must not be empty");
+  n.count = with_count ? f.Count("count", 1) : 1;
+  return n;
+}
+
+void ReadSriov(const json& v, const std::string& path, NamespacePolicy& ns) {
+  Fields f(v, path);
+  ns.sriov.annotation_key = f.String("annotationKey", ns.sriov.annotation_key);
+  if (ns.sriov.annotation_key.empty() || ns.sriov.annotation_key.find('/') == std::string::npos)
+    Fail(f.Path("annotationKey"), "must be an annotation key such as k8s.v1.cni.cncf.io/networks");
+  ns.sriov.default_networks = f.Strings("defaultNetworks", {});
+  if (const json* networks = f.Get("networks")) {
+    if (v.contains("network")) Fail(f.Path("network"), "use either `networks` or the short form");
+    if (!networks->is_array())
+      Fail(f.Path("networks"), "must be a list, got " + TypeName(*networks));
+    for (std::size_t i = 0; i < networks->size(); ++i) {
+      Fields nf((*networks)[i], f.Path("networks") + "[" + std::to_string(i) + "]");
+      ns.sriov.networks.push_back(ReadSriovNetwork(nf, true));
+      nf.Done();
+    }
+  } else if (v.contains("network") || v.contains("interface") || v.contains("resource") ||
+             v.contains("count")) {
+    ns.sriov.networks.push_back(ReadSriovNetwork(f, true));
+  }
+  f.Done();
+  std::set<std::string> interfaces;
+  for (std::size_t i = 0; i < ns.sriov.networks.size(); ++i)
+    if (!interfaces.insert(ns.sriov.networks[i].interface).second)
+      Fail(path + ".networks[" + std::to_string(i) + "].interface",
+           "'" + ns.sriov.networks[i].interface + "' is used by two networks");
+}
+
+void ReadNccl(const json& v, const std::string& path, NamespacePolicy& ns) {
+  Fields f(v, path);
+  ns.nccl.fabric = f.Enum("fabric", "roce", {"roce", "ib"}) == "ib" ? Fabric::kIb : Fabric::kRoce;
+  if (const json* gid = f.Get("gidIndex")) {
+    if (gid->is_string() && gid->get_ref<const std::string&>() == "auto") {
+      ns.nccl.gid_index.reset();
+    } else if (gid->is_number_integer() && gid->get<long long>() >= 0 &&
+               gid->get<long long>() < 65536) {
+      ns.nccl.gid_index = gid->get<long long>();
+    } else {
+      Fail(f.Path("gidIndex"), "must be auto or an integer >= 0");
+    }
+  }
+  ns.nccl.hca = f.String("hca", "");
+  ns.nccl.gdr_level = f.String("gdrLevel", "");
+  if (!ns.nccl.gdr_level.empty()) {
+    static const std::set<std::string> kLevels{"LOC", "PIX", "PXB", "PHB", "SYS"};
+    const bool numeric = std::all_of(ns.nccl.gdr_level.begin(), ns.nccl.gdr_level.end(),
+                                     [](char c) { return c >= '0' && c <= '9'; });
+    if (!kLevels.count(ns.nccl.gdr_level) && !numeric)
+      Fail(f.Path("gdrLevel"), "must be LOC, PIX, PXB, PHB, SYS or an integer >= 0");
+  }
+  if (const json* extra = f.Get("extraEnv")) {
+    if (!extra->is_object()) Fail(f.Path("extraEnv"), "must be a mapping of NAME: value");
+    for (auto it = extra->begin(); it != extra->end(); ++it) {
+      const std::string field = f.Path("extraEnv") + "." + it.key();
+      if (!ValidEnvName(it.key())) Fail(field, "is not a valid environment variable name");
+      if (it->is_string()) {
+        ns.nccl.extra_env[it.key()] = it->get<std::string>();
+      } else if (it->is_number() || it->is_boolean()) {
+        ns.nccl.extra_env[it.key()] = it->dump();  // 22 or true written unquoted
+      } else {
+        Fail(field, "must be a string, got " + TypeName(*it));
+      }
+    }
+  }
+  f.Done();
+}
+
+NamespacePolicy ReadNamespace(const json& v, const std::string& path, bool is_default) {
+  NamespacePolicy ns;
+  Fields f(v, path);
+  if (is_default) {
+    if (v.contains("names")) Fail(f.Path("names"), "is not allowed in defaults");
+  } else {
+    ns.names = f.Strings("names", {});
+    if (ns.names.empty()) Fail(f.Path("names"), "must list at least one namespace name or glob");
+  }
+  ns.mode = ModeFrom(f.Enum("mode", "off", {"hostNetwork", "sriov", "shared", "tcp", "off"}));
+  ns.validation = ValidationFrom(f.Enum("validation", "deny", {"deny", "warn", "off"}));
+  const auto allowed = f.Strings("allowedPaths", {});
+  for (std::size_t i = 0; i < allowed.size(); ++i) {
+    auto p = ParsePath(allowed[i]);
+    if (!p || *p == Path::kMixed)
+      Fail(f.Path("allowedPaths") + "[" + std::to_string(i) + "]",
+           "must be one of hostNetwork, sriov, shared, tcp, none, unknown, got '" + allowed[i] +
+               "'");
+    ns.allowed_paths.push_back(*p);
+  }
+  ns.exclusive_nodes = f.Bool("exclusiveNodes", false);
+  ns.on_conflict = f.Enum("onConflict", "reject", {"reject", "override"}) == "override"
+                       ? OnConflict::kOverride
+                       : OnConflict::kReject;
+  ns.opt_out = f.Bool("optOut", false);
+  ns.inject_shm = f.Bool("injectShm", false);
+  if (const json* hn = f.Get("hostNetwork")) {
+    Fields hf(*hn, f.Path("hostNetwork"));
+    ns.host_network.socket_ifname = hf.String("socketIfname", "");
+    ns.host_network.device_resource = hf.String("deviceResource", "");
+    hf.Done();
+  }
+  if (const json* sriov = f.Get("sriov")) ReadSriov(*sriov, f.Path("sriov"), ns);
+  if (const json* shared = f.Get("shared")) {
+    Fields sf(*shared, f.Path("shared"));
+    ns.shared.resource = sf.String("resource", "");
+    ns.shared.count = sf.Count("count", 1);
+    ns.shared.network = sf.String("network", "");
+    ns.shared.interface = sf.String("interface", "");
+    if (!ns.shared.interface.empty() && !ValidInterface(ns.shared.interface))
+      Fail(sf.Path("interface"), "is not a valid interface name");
+    sf.Done();
+  }
+  if (const json* nccl = f.Get("nccl")) ReadNccl(*nccl, f.Path("nccl"), ns);
+  f.Done();
+
+  if (ns.mode == Mode::kSriov && ns.sriov.networks.empty())
+    Fail(f.Path("sriov.networks"), "mode sriov needs at least one network");
+  if (ns.mode == Mode::kShared && ns.shared.resource.empty())
+    Fail(f.Path("shared.resource"), "mode shared needs a resource");
+  if (ns.allowed_paths.empty()) {
+    switch (ns.mode) {
+      case Mode::kOff:
+        ns.allowed_paths = {Path::kHostNetwork, Path::kSriov, Path::kShared, Path::kTcp};
+        break;
+      case Mode::kHostNetwork:
+        ns.allowed_paths = {Path::kHostNetwork};
+        break;
+      case Mode::kSriov:
+        ns.allowed_paths = {Path::kSriov};
+        break;
+      case Mode::kShared:
+        ns.allowed_paths = {Path::kShared};
+        break;
+      case Mode::kTcp:
+        ns.allowed_paths = {Path::kTcp};
+        break;
+    }
+  }
+  return ns;
+}
+
+std::string Fnv1a(const std::string& text) {
+  std::uint64_t h = 1469598103934665603ULL;
+  for (char c : text) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ULL;
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+}  // namespace
+
+Policy ParsePolicy(const json& document) {
+  Policy policy;
+  Fields f(document, "");
+  const std::string api = f.String("apiVersion", "rdma-webhook/v1");
+  if (api != "rdma-webhook/v1") Fail("apiVersion", "must be rdma-webhook/v1, got '" + api + "'");
+  const std::string kind = f.String("kind", "Policy");
+  if (kind != "Policy") Fail("kind", "must be Policy, got '" + kind + "'");
+  policy.gpu_resources = f.Strings("gpuResources", policy.gpu_resources);
+  if (const json* res = f.Get("resources")) {
+    Fields rf(*res, "resources");
+    policy.vf_resources = rf.Strings("vf", policy.vf_resources);
+    policy.shared_resources = rf.Strings("shared", policy.shared_resources);
+    rf.Done();
+  }
+  policy.rdma_networks = f.Strings("rdmaNetworks", policy.rdma_networks);
+  if (const json* kinds = f.Get("kinds")) {
+    if (!kinds->is_array()) Fail("kinds", "must be a list, got " + TypeName(*kinds));
+    for (std::size_t i = 0; i < kinds->size(); ++i) {
+      const std::string path = "kinds[" + std::to_string(i) + "]";
+      Fields kf((*kinds)[i], path);
+      WorkloadKind k;
+      k.group = kf.String("group", "");
+      k.kind = kf.String("kind", "");
+      if (k.kind.empty()) Fail(kf.Path("kind"), "is required");
+      k.templates = kf.Strings("templates", {});
+      if (k.templates.empty()) Fail(kf.Path("templates"), "must list at least one JSON pointer");
+      for (std::size_t t = 0; t < k.templates.size(); ++t)
+        if (k.templates[t].front() != '/')
+          Fail(kf.Path("templates") + "[" + std::to_string(t) + "]",
+               "must be a JSON pointer starting with '/'");
+      kf.Done();
+      policy.kinds.push_back(std::move(k));
+    }
+  }
+  // Policy rows first so that a cluster can redefine a built-in kind.
+  for (const auto& row : BuiltinKinds()) policy.kinds.push_back(row);
+  if (const json* d = f.Get("defaults")) {
+    policy.defaults = ReadNamespace(*d, "defaults", true);
+  } else {
+    policy.defaults = ReadNamespace(json::object(), "defaults", true);
+  }
+  if (const json* list = f.Get("namespaces")) {
+    if (!list->is_array()) Fail("namespaces", "must be a list, got " + TypeName(*list));
+    for (std::size_t i = 0; i < list->size(); ++i)
+      policy.namespaces.push_back(
+          ReadNamespace((*list)[i], "namespaces[" + std::to_string(i) + "]", false));
+  }
+  f.Done();
+  policy.hash = Fnv1a(document.dump());
+  return policy;
+}
+
+Policy ParsePolicyText(std::string_view text) {
+  auto docs = codec::ParseStream(text);
+  const codec::SourceDocument* found = nullptr;
+  for (const auto& d : docs) {
+    if (!d.error.empty()) throw PolicyError(d.error);
+    if (!d.value) continue;
+    if (found != nullptr)
+      throw PolicyError("line " + std::to_string(d.line) + ": a policy file holds one document");
+    found = &d;
+  }
+  if (found == nullptr) throw PolicyError("policy: the file holds no document");
+  return ParsePolicy(*found->value);
+}
+
+}  // namespace rw::policy

@@ -1,0 +1,124 @@
+#include <gtest/gtest.h>
+
+#include "rdma_webhook/policy/policy.h"
+
+namespace rw::policy {
+namespace {
+
+struct BadCase {
+  const char* name;
+  const char* text;
+  const char* field;  // the error must name it
+};
+
+class BadPolicyTest : public testing::TestWithParam<BadCase> {};
+
+TEST_P(BadPolicyTest, ErrorNamesTheField) {
+  try {
+    ParsePolicyText(GetParam().text);
+    FAIL() << "accepted: " << GetParam().text;
+  } catch (const PolicyError& e) {
+    EXPECT_NE(std::string(e.what()).find(GetParam().field), std::string::npos) << e.what();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Schema, BadPolicyTest,
+    testing::Values(
+        BadCase{"unknown_top_level", "gpuResource: [a]", "gpuResource: unknown field"},
+        BadCase{"unknown_nested", "namespaces: [{names: [a], mdoe: sriov}]", "namespaces[0].mdoe"},
+        BadCase{"count_zero",
+                "namespaces: [{names: [a]}, {names: [b]}, {names: [c], mode: sriov, sriov: "
+                "{network: rdma-net, count: 0}}]",
+                "namespaces[2].sriov.count: must be >= 1"},
+        BadCase{"bad_mode", "defaults: {mode: sriovv}", "defaults.mode"},
+        BadCase{"mode_true", "defaults: {mode: on}", "defaults.mode"},
+        BadCase{"wrong_type", "gpuResources: nvidia.com/gpu", "gpuResources"},
+        BadCase{"sriov_without_network", "namespaces: [{names: [a], mode: sriov}]",
+                "namespaces[0].sriov.networks"},
+        BadCase{"shared_without_resource", "namespaces: [{names: [a], mode: shared}]",
+                "namespaces[0].shared.resource"},
+        BadCase{"names_required", "namespaces: [{mode: tcp}]", "namespaces[0].names"},
+        BadCase{"gid_negative", "defaults: {nccl: {gidIndex: -1}}", "defaults.nccl.gidIndex"},
+        BadCase{"bad_path", "defaults: {allowedPaths: [rdma]}", "defaults.allowedPaths[0]"},
+        BadCase{"bad_api_version", "apiVersion: v2", "apiVersion"},
+        BadCase{"duplicate_interface",
+                "namespaces: [{names: [a], mode: sriov, sriov: {networks: [{network: rail-a}, "
+                "{network: rail-b}]}}]",
+                "namespaces[0].sriov.networks[1].interface"},
+        BadCase{"kinds_need_templates", "kinds: [{group: g, kind: K}]", "kinds[0].templates"},
+        BadCase{"bad_gdr", "defaults: {nccl: {gdrLevel: phb}}", "defaults.nccl.gdrLevel"},
+        BadCase{"not_a_mapping", "- a\n- b\n", "policy"},
+        BadCase{"yaml_syntax", "defaults: {mode: [}", "line 1"}),
+    [](const auto& p) { return std::string(p.param.name); });
+
+TEST(Policy, UnquotedOffIsOff) {
+  const auto p = ParsePolicyText("defaults: {mode: off, validation: off}\n");
+  EXPECT_EQ(p.defaults.mode, Mode::kOff);
+  EXPECT_EQ(p.defaults.validation, Validation::kOff);
+}
+
+TEST(Policy, FieldDefaults) {
+  const auto p =
+      ParsePolicyText("namespaces: [{names: [x], mode: sriov, sriov: {network: team/net}}]\n");
+  const auto& ns = p.ForNamespace("x");
+  EXPECT_EQ(ns.validation, Validation::kDeny);
+  EXPECT_EQ(ns.on_conflict, OnConflict::kReject);
+  ASSERT_EQ(ns.sriov.networks.size(), 1u);
+  EXPECT_EQ(ns.sriov.networks[0].ns, "team");
+  EXPECT_EQ(ns.sriov.networks[0].interface, "eth1");
+  EXPECT_EQ(ns.sriov.networks[0].resource, "rdma/vf");
+  EXPECT_EQ(ns.allowed_paths, std::vector<Path>{Path::kSriov});
+  EXPECT_TRUE(ns.Allows(Path::kNone));
+  EXPECT_TRUE(ns.Allows(Path::kUnknown));
+  EXPECT_FALSE(ns.Allows(Path::kHostNetwork));
+}
+
+TEST(Policy, FirstMatchingEntryWinsAndDefaultsCatchTheRest) {
+  const auto p = ParsePolicyText(
+      "defaults: {validation: warn}\nnamespaces:\n"
+      "  - {names: [train-*, llm], mode: hostNetwork}\n"
+      "  - {names: [train-special], mode: tcp}\n");
+  EXPECT_EQ(p.ForNamespace("train-a").mode, Mode::kHostNetwork);
+  EXPECT_EQ(p.ForNamespace("train-special").mode, Mode::kHostNetwork);
+  EXPECT_EQ(p.ForNamespace("llm").mode, Mode::kHostNetwork);
+  EXPECT_EQ(p.ForNamespace("llm2").mode, Mode::kOff);
+  EXPECT_EQ(p.ForNamespace("llm2").validation, Validation::kWarn);
+}
+
+TEST(Policy, JsonAndYamlAreTheSameSchema) {
+  const auto y = ParsePolicyText("defaults: {mode: tcp}\n");
+  const auto j = ParsePolicyText(R"({"defaults": {"mode": "tcp"}})");
+  EXPECT_EQ(y.defaults.mode, j.defaults.mode);
+}
+
+TEST(Policy, CustomKindsComeFirst) {
+  const auto p = ParsePolicyText(
+      "kinds: [{group: example.com, kind: TrainJob, templates: ['/spec/workers/*/template']}]\n");
+  const auto* k = p.FindKind("example.com/v1", "TrainJob");
+  ASSERT_NE(k, nullptr);
+  EXPECT_EQ(k->templates[0], "/spec/workers/*/template");
+  EXPECT_NE(p.FindKind("batch/v1", "Job"), nullptr);
+  EXPECT_NE(p.FindKind("batch.volcano.sh/v1alpha1", "Job"), nullptr);
+  EXPECT_EQ(p.FindKind("v1", "Service"), nullptr);
+}
+
+TEST(DefaultPolicyTest, IsValidAndDeniesNothingOutsideItsNamespaces) {
+  const auto& p = DefaultPolicy();
+  EXPECT_EQ(p.defaults.mode, Mode::kOff);
+  EXPECT_NE(p.defaults.validation, Validation::kDeny);
+  EXPECT_EQ(p.ForNamespace("default").validation, p.defaults.validation);
+  EXPECT_FALSE(p.hash.empty());
+}
+
+TEST(Glob, StarsAndQuestionMarks) {
+  EXPECT_TRUE(GlobMatch("train-*", "train-a"));
+  EXPECT_TRUE(GlobMatch("train-*", "train-"));
+  EXPECT_FALSE(GlobMatch("train-*", "xtrain-a"));
+  EXPECT_TRUE(GlobMatch("t?am", "team"));
+  EXPECT_TRUE(GlobMatch("*a*b*c*", "xxaxxbxxcxx"));
+  EXPECT_FALSE(GlobMatch("*a*b*c*", std::string(2000, 'a')));
+}
+
+}  // namespace
+}  // namespace rw::policy
