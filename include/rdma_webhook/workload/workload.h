@@ -1,0 +1,114 @@
+#pragma once
+// Read-only views of a workload object: its pod templates and their containers, with every
+// field the rules read already type-checked. Pure; the views point into the caller's JSON,
+// which must outlive them.
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "rdma_webhook/policy/policy.h"
+
+namespace rw::workload {
+
+// A field of the object has a type the Kubernetes schema does not allow. `pointer` is the
+// RFC 6901 pointer of the field.
+class ManifestError : public std::runtime_error {
+ public:
+  ManifestError(std::string pointer, const std::string& message)
+      : std::runtime_error(pointer + ": " + message), pointer_(std::move(pointer)) {}
+  const std::string& pointer() const { return pointer_; }
+
+ private:
+  std::string pointer_;
+};
+
+// RFC 6901 escaping of one reference token, and the unescaped tokens of a pointer.
+std::string EscapePointerToken(std::string_view token);
+std::vector<std::string> PointerTokens(std::string_view pointer);
+
+struct EnvVar {
+  std::string name;
+  std::optional<std::string> value;  // plain value (numbers and booleans rendered as text)
+  bool from_ref = false;             // valueFrom: unknown at admission
+  std::size_t index = 0;
+};
+
+struct VolumeMount {
+  std::string name;
+  std::string mount_path;
+};
+
+struct Container {
+  std::string pointer;  // e.g. /spec/template/spec/containers/0
+  std::size_t index = 0;
+  std::string name;
+  bool gpu = false;
+  bool has_env = false;  // `env` present (maybe empty)
+  std::vector<EnvVar> env;
+  std::vector<std::string> env_from_prefixes;  // one entry per envFrom source ("" = no prefix)
+  std::map<std::string, long long> limits;
+  std::map<std::string, long long> requests;
+  bool has_security_context = false;
+  bool has_capabilities = false;
+  bool has_caps_add = false;
+  std::vector<std::string> caps_add;  // normalized: upper case, CAP_ removed
+  bool privileged = false;
+  std::optional<long long> run_as_user;  // effective (container over pod)
+  std::optional<bool> run_as_non_root;   // effective (container over pod)
+  std::vector<std::string> argv;         // command followed by args
+  std::vector<long long> ports;          // declared containerPorts
+  bool has_volume_mounts = false;
+  std::vector<VolumeMount> mounts;
+
+  const EnvVar* FindEnv(std::string_view name) const;
+  // How many units of `resource` the container claims (limits, else requests).
+  long long Claim(std::string_view resource) const;
+  bool HasCapability(std::string_view cap) const;  // IPC_LOCK is implied by ALL
+};
+
+struct PodTemplate {
+  std::string pointer;  // "" for a Pod, else e.g. /spec/template
+  std::string MetadataPointer() const { return pointer + "/metadata"; }
+  std::string SpecPointer() const { return pointer + "/spec"; }
+  bool has_metadata = false;
+  bool has_annotations = false;
+  std::map<std::string, std::string> annotations;
+  bool host_network = false;
+  bool host_ipc = false;
+  std::optional<std::string> dns_policy;
+  bool has_volumes = false;
+  std::map<std::string, nlohmann::json> volumes;  // name -> volume source
+  std::vector<Container> containers;              // regular containers (not init containers)
+
+  bool HasGpu() const;
+  long long TotalClaim(std::string_view resource) const;
+  const std::string* Annotation(std::string_view key) const;
+  // True when the container mounts a memory-backed emptyDir at /dev/shm.
+  bool HasMemoryShm(const Container& c) const;
+};
+
+struct Workload {
+  std::string api_version;
+  std::string kind;
+  std::string name;
+  std::string ns;  // metadata.namespace, else the default given to Read
+  const policy::WorkloadKind* kind_row = nullptr;  // nullptr: not a workload the policy knows
+  std::vector<PodTemplate> templates;
+  std::map<std::string, std::string> annotations;  // the object's own metadata.annotations
+  const nlohmann::json* object = nullptr;          // the object read (for kind-specific rules)
+
+  // Throws ManifestError when a field the rules read has the wrong type.
+  static Workload Read(const nlohmann::json& object, const policy::Policy& policy,
+                       std::string_view default_ns);
+};
+
+// Expands a template pattern (`*` = any key or index) against an object: the matching
+// pointers that exist, in document order.
+std::vector<std::string> ExpandPattern(const nlohmann::json& object, std::string_view pattern);
+
+}  // namespace rw::workload

@@ -1,0 +1,415 @@
+#include "rdma_webhook/workload/workload.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+
+#include "quantity.h"
+
+namespace rw::workload {
+namespace {
+
+using nlohmann::json;
+
+std::string Kind(const json& v) {
+  switch (v.type()) {
+    case json::value_t::null:
+      return "null";
+    case json::value_t::boolean:
+      return "a boolean";
+    case json::value_t::string:
+      return "a string";
+    case json::value_t::array:
+      return "a list";
+    case json::value_t::object:
+      return "an object";
+    default:
+      return "a number";
+  }
+}
+
+// Typed access to a field that may be absent; a present field of the wrong type throws with
+// its pointer, so the user learns exactly what to fix (as kubectl's decoder would).
+class Reader {
+ public:
+  Reader(const json& object, std::string pointer) : obj_(object), ptr_(std::move(pointer)) {}
+
+  std::string Child(std::string_view key) const { return ptr_ + "/" + EscapePointerToken(key); }
+
+  const json* Field(std::string_view key) const {
+    auto it = obj_.find(std::string(key));
+    if (it == obj_.end() || it->is_null()) return nullptr;
+    return &*it;
+  }
+  const json* Object(std::string_view key) const {
+    return Typed(key, json::value_t::object, "an object");
+  }
+  const json* Array(std::string_view key) const {
+    return Typed(key, json::value_t::array, "a list");
+  }
+  std::optional<std::string> String(std::string_view key) const {
+    const json* v = Typed(key, json::value_t::string, "a string");
+    return v ? std::optional<std::string>(v->get<std::string>()) : std::nullopt;
+  }
+  std::optional<bool> Bool(std::string_view key) const {
+    const json* v = Typed(key, json::value_t::boolean, "a boolean");
+    return v ? std::optional<bool>(v->get<bool>()) : std::nullopt;
+  }
+  std::optional<long long> Integer(std::string_view key) const {
+    const json* v = Field(key);
+    if (v == nullptr) return std::nullopt;
+    if (!v->is_number_integer())
+      throw ManifestError(Child(key), "must be an integer, got " + Kind(*v));
+    return v->get<long long>();
+  }
+
+ private:
+  const json* Typed(std::string_view key, json::value_t type, const char* name) const {
+    const json* v = Field(key);
+    if (v == nullptr) return nullptr;
+    const bool ok = type == json::value_t::object   ? v->is_object()
+                    : type == json::value_t::array  ? v->is_array()
+                    : type == json::value_t::string ? v->is_string()
+                                                    : v->is_boolean();
+    if (!ok) throw ManifestError(Child(key), std::string("must be ") + name + ", got " + Kind(*v));
+    return v;
+  }
+
+  const json& obj_;
+  std::string ptr_;
+};
+
+void RequireObject(const json& v, const std::string& pointer) {
+  if (!v.is_object()) throw ManifestError(pointer, "must be an object, got " + Kind(v));
+}
+
+std::map<std::string, std::string> ReadStringMap(const json* m, const std::string& pointer) {
+  std::map<std::string, std::string> out;
+  if (m == nullptr) return out;
+  for (auto it = m->begin(); it != m->end(); ++it) {
+    if (!it->is_string())
+      throw ManifestError(pointer + "/" + EscapePointerToken(it.key()),
+                          "must be a string, got " + Kind(*it));
+    out[it.key()] = it->get<std::string>();
+  }
+  return out;
+}
+
+std::map<std::string, long long> ReadQuantities(const json* m, const std::string& pointer) {
+  std::map<std::string, long long> out;
+  if (m == nullptr) return out;
+  for (auto it = m->begin(); it != m->end(); ++it) {
+    const std::string field = pointer + "/" + EscapePointerToken(it.key());
+    std::optional<long long> count;
+    if (it->is_number()) {
+      const double d = it->get<double>();
+      if (d >= -9.0e15 && d <= 9.0e15) count = static_cast<long long>(std::ceil(d));
+    } else if (it->is_string()) {
+      count = ParseQuantityCount(it->get_ref<const std::string&>());
+    } else {
+      throw ManifestError(field, "must be a quantity, got " + Kind(*it));
+    }
+    if (!count) throw ManifestError(field, "is not a valid quantity");
+    out[it.key()] = *count;
+  }
+  return out;
+}
+
+std::vector<std::string> ReadStrings(const json* a, const std::string& pointer) {
+  std::vector<std::string> out;
+  if (a == nullptr) return out;
+  for (std::size_t i = 0; i < a->size(); ++i) {
+    const json& item = (*a)[i];
+    if (!item.is_string())
+      throw ManifestError(pointer + "/" + std::to_string(i), "must be a string, got " + Kind(item));
+    out.push_back(item.get<std::string>());
+  }
+  return out;
+}
+
+std::string NormalizeCapability(std::string cap) {
+  std::transform(cap.begin(), cap.end(), cap.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  if (cap.rfind("CAP_", 0) == 0) cap.erase(0, 4);
+  return cap;
+}
+
+struct PodSecurity {
+  std::optional<long long> run_as_user;
+  std::optional<bool> run_as_non_root;
+};
+
+Container ReadContainer(const json& c, const std::string& pointer, std::size_t index,
+                        const policy::Policy& policy, const PodSecurity& pod) {
+  RequireObject(c, pointer);
+  Reader r(c, pointer);
+  Container out;
+  out.pointer = pointer;
+  out.index = index;
+  out.name = r.String("name").value_or("");
+  if (const json* env = r.Array("env")) {
+    out.has_env = true;
+    for (std::size_t i = 0; i < env->size(); ++i) {
+      const std::string ep = r.Child("env") + "/" + std::to_string(i);
+      RequireObject((*env)[i], ep);
+      Reader er((*env)[i], ep);
+      EnvVar var;
+      var.index = i;
+      auto name = er.String("name");
+      if (!name) throw ManifestError(ep + "/name", "is required");
+      var.name = *name;
+      var.value = er.String("value");
+      var.from_ref = er.Object("valueFrom") != nullptr;
+      out.env.push_back(std::move(var));
+    }
+  }
+  if (const json* env_from = r.Array("envFrom")) {
+    for (std::size_t i = 0; i < env_from->size(); ++i) {
+      const std::string ep = r.Child("envFrom") + "/" + std::to_string(i);
+      RequireObject((*env_from)[i], ep);
+      out.env_from_prefixes.push_back(Reader((*env_from)[i], ep).String("prefix").value_or(""));
+    }
+  }
+  if (const json* res = r.Object("resources")) {
+    Reader rr(*res, r.Child("resources"));
+    out.limits = ReadQuantities(rr.Object("limits"), rr.Child("limits"));
+    out.requests = ReadQuantities(rr.Object("requests"), rr.Child("requests"));
+  }
+  out.run_as_user = pod.run_as_user;
+  out.run_as_non_root = pod.run_as_non_root;
+  if (const json* sc = r.Object("securityContext")) {
+    out.has_security_context = true;
+    Reader sr(*sc, r.Child("securityContext"));
+    out.privileged = sr.Bool("privileged").value_or(false);
+    if (auto u = sr.Integer("runAsUser")) out.run_as_user = u;
+    if (auto n = sr.Bool("runAsNonRoot")) out.run_as_non_root = n;
+    if (const json* caps = sr.Object("capabilities")) {
+      out.has_capabilities = true;
+      Reader cr(*caps, sr.Child("capabilities"));
+      const json* add = cr.Array("add");
+      out.has_caps_add = add != nullptr;
+      for (auto& cap : ReadStrings(add, cr.Child("add")))
+        out.caps_add.push_back(NormalizeCapability(cap));
+      ReadStrings(cr.Array("drop"), cr.Child("drop"));
+    }
+  }
+  out.argv = ReadStrings(r.Array("command"), r.Child("command"));
+  for (auto& a : ReadStrings(r.Array("args"), r.Child("args"))) out.argv.push_back(std::move(a));
+  if (const json* ports = r.Array("ports")) {
+    for (std::size_t i = 0; i < ports->size(); ++i) {
+      const std::string pp = r.Child("ports") + "/" + std::to_string(i);
+      RequireObject((*ports)[i], pp);
+      if (auto port = Reader((*ports)[i], pp).Integer("containerPort")) out.ports.push_back(*port);
+    }
+  }
+  if (const json* mounts = r.Array("volumeMounts")) {
+    out.has_volume_mounts = true;
+    for (std::size_t i = 0; i < mounts->size(); ++i) {
+      const std::string mp = r.Child("volumeMounts") + "/" + std::to_string(i);
+      RequireObject((*mounts)[i], mp);
+      Reader mr((*mounts)[i], mp);
+      out.mounts.push_back({mr.String("name").value_or(""), mr.String("mountPath").value_or("")});
+    }
+  }
+  auto claims = [&](const std::string& res) { return out.Claim(res) > 0; };
+  out.gpu = std::any_of(policy.gpu_resources.begin(), policy.gpu_resources.end(), claims);
+  return out;
+}
+
+PodTemplate ReadTemplate(const json& t, const std::string& pointer, const policy::Policy& policy) {
+  RequireObject(t, pointer.empty() ? "/" : pointer);
+  PodTemplate out;
+  out.pointer = pointer;
+  Reader tr(t, pointer);
+  if (const json* md = tr.Object("metadata")) {
+    out.has_metadata = true;
+    Reader mr(*md, tr.Child("metadata"));
+    const json* ann = mr.Object("annotations");
+    out.has_annotations = ann != nullptr;
+    out.annotations = ReadStringMap(ann, mr.Child("annotations"));
+    ReadStringMap(mr.Object("labels"), mr.Child("labels"));
+  }
+  const json* spec = tr.Object("spec");
+  if (spec == nullptr) return out;
+  Reader sr(*spec, tr.Child("spec"));
+  out.host_network = sr.Bool("hostNetwork").value_or(false);
+  out.host_ipc = sr.Bool("hostIPC").value_or(false);
+  out.dns_policy = sr.String("dnsPolicy");
+  PodSecurity pod;
+  if (const json* psc = sr.Object("securityContext")) {
+    Reader pr(*psc, sr.Child("securityContext"));
+    pod.run_as_user = pr.Integer("runAsUser");
+    pod.run_as_non_root = pr.Bool("runAsNonRoot");
+  }
+  if (const json* volumes = sr.Array("volumes")) {
+    out.has_volumes = true;
+    for (std::size_t i = 0; i < volumes->size(); ++i) {
+      const std::string vp = sr.Child("volumes") + "/" + std::to_string(i);
+      RequireObject((*volumes)[i], vp);
+      auto name = Reader((*volumes)[i], vp).String("name");
+      if (name) out.volumes[*name] = (*volumes)[i];
+    }
+  }
+  if (const json* containers = sr.Array("containers")) {
+    for (std::size_t i = 0; i < containers->size(); ++i)
+      out.containers.push_back(ReadContainer(
+          (*containers)[i], sr.Child("containers") + "/" + std::to_string(i), i, policy, pod));
+  }
+  if (const json* init = sr.Array("initContainers")) {
+    for (std::size_t i = 0; i < init->size(); ++i)
+      RequireObject((*init)[i], sr.Child("initContainers") + "/" + std::to_string(i));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> PointerTokens(std::string_view pattern) {
+  std::vector<std::string> tokens;
+  if (pattern.empty()) return tokens;
+  std::size_t pos = 1;
+  while (pos <= pattern.size()) {
+    std::size_t end = pattern.find('/', pos);
+    if (end == std::string_view::npos) end = pattern.size();
+    std::string token(pattern.substr(pos, end - pos));
+    for (std::size_t i = 0; (i = token.find('~', i)) != std::string::npos; ++i) {
+      if (i + 1 < token.size() && token[i + 1] == '1')
+        token.replace(i, 2, "/");
+      else if (i + 1 < token.size() && token[i + 1] == '0')
+        token.replace(i, 2, "~");
+    }
+    tokens.push_back(std::move(token));
+    pos = end + 1;
+  }
+  return tokens;
+}
+
+namespace {
+
+void Expand(const json& node, const std::vector<std::string>& tokens, std::size_t at,
+            const std::string& prefix, std::vector<std::string>& out) {
+  if (at == tokens.size()) {
+    if (!node.is_null()) out.push_back(prefix);
+    return;
+  }
+  const std::string& token = tokens[at];
+  if (node.is_object()) {
+    if (token == "*") {
+      for (auto it = node.begin(); it != node.end(); ++it)
+        Expand(it.value(), tokens, at + 1, prefix + "/" + EscapePointerToken(it.key()), out);
+    } else if (auto it = node.find(token); it != node.end()) {
+      Expand(*it, tokens, at + 1, prefix + "/" + EscapePointerToken(token), out);
+    }
+  } else if (node.is_array()) {
+    if (token == "*") {
+      for (std::size_t i = 0; i < node.size(); ++i)
+        Expand(node[i], tokens, at + 1, prefix + "/" + std::to_string(i), out);
+    } else if (!token.empty() && std::all_of(token.begin(), token.end(), ::isdigit) &&
+               token.size() < 9) {
+      const std::size_t i = std::stoul(token);
+      if (i < node.size()) Expand(node[i], tokens, at + 1, prefix + "/" + token, out);
+    }
+  }
+}
+
+}  // namespace
+
+std::string EscapePointerToken(std::string_view token) {
+  std::string out;
+  out.reserve(token.size());
+  for (char c : token) {
+    if (c == '~')
+      out += "~0";
+    else if (c == '/')
+      out += "~1";
+    else
+      out.push_back(c);
+  }
+  return out;
+}
+
+std::vector<std::string> ExpandPattern(const json& object, std::string_view pattern) {
+  std::vector<std::string> out;
+  Expand(object, PointerTokens(pattern), 0, "", out);
+  return out;
+}
+
+const EnvVar* Container::FindEnv(std::string_view wanted) const {
+  // Kubernetes lets a later duplicate win.
+  for (auto it = env.rbegin(); it != env.rend(); ++it)
+    if (it->name == wanted) return &*it;
+  return nullptr;
+}
+
+long long Container::Claim(std::string_view resource) const {
+  const std::string key(resource);
+  if (auto it = limits.find(key); it != limits.end()) return it->second;
+  if (auto it = requests.find(key); it != requests.end()) return it->second;
+  return 0;
+}
+
+bool Container::HasCapability(std::string_view cap) const {
+  return std::any_of(caps_add.begin(), caps_add.end(),
+                     [&](const std::string& c) { return c == cap || c == "ALL"; });
+}
+
+bool PodTemplate::HasGpu() const {
+  return std::any_of(containers.begin(), containers.end(),
+                     [](const Container& c) { return c.gpu; });
+}
+
+long long PodTemplate::TotalClaim(std::string_view resource) const {
+  long long total = 0;
+  for (const auto& c : containers) total += c.Claim(resource);
+  return total;
+}
+
+const std::string* PodTemplate::Annotation(std::string_view key) const {
+  auto it = annotations.find(std::string(key));
+  return it == annotations.end() ? nullptr : &it->second;
+}
+
+bool PodTemplate::HasMemoryShm(const Container& c) const {
+  for (const auto& m : c.mounts) {
+    if (m.mount_path != "/dev/shm" && m.mount_path != "/dev/shm/") continue;
+    auto it = volumes.find(m.name);
+    if (it == volumes.end()) continue;
+    const json& v = it->second;
+    if (v.contains("emptyDir") && v["emptyDir"].is_object() && v["emptyDir"].contains("medium") &&
+        v["emptyDir"]["medium"] == "Memory")
+      return true;
+  }
+  return false;
+}
+
+Workload Workload::Read(const json& object, const policy::Policy& policy,
+                        std::string_view default_ns) {
+  if (!object.is_object())
+    throw ManifestError("", "the document must be an object, got " + Kind(object));
+  Workload w;
+  w.object = &object;
+  Reader r(object, "");
+  w.api_version = r.String("apiVersion").value_or("");
+  w.kind = r.String("kind").value_or("");
+  w.ns = std::string(default_ns);
+  if (const json* md = r.Object("metadata")) {
+    Reader mr(*md, "/metadata");
+    w.name = mr.String("name").value_or(mr.String("generateName").value_or(""));
+    if (auto ns = mr.String("namespace"); ns && !ns->empty()) w.ns = *ns;
+    w.annotations = ReadStringMap(mr.Object("annotations"), "/metadata/annotations");
+  }
+  w.kind_row = policy.FindKind(w.api_version, w.kind);
+  if (w.kind_row == nullptr) return w;
+  for (const auto& pattern : w.kind_row->templates) {
+    if (pattern.empty()) {
+      w.templates.push_back(ReadTemplate(object, "", policy));
+      continue;
+    }
+    for (const auto& pointer : ExpandPattern(object, pattern))
+      w.templates.push_back(
+          ReadTemplate(object.at(nlohmann::json::json_pointer(pointer)), pointer, policy));
+  }
+  return w;
+}
+
+}  // namespace rw::workload
