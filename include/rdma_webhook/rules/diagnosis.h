@@ -1,0 +1,64 @@
+#pragma once
+// The diagnosis of a workload: its access path, whether RDMA is really used, the evidence, and
+// the findings of every rule (CONTRACT.md section 3). Pure.
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "rdma_webhook/policy/policy.h"
+#include "rdma_webhook/workload/workload.h"
+
+namespace rw::rules {
+
+enum class Severity { kError, kWarning };
+std::string_view ToString(Severity s);
+
+struct Finding {
+  std::string rule;
+  Severity severity = Severity::kError;
+  std::string message;  // what is wrong, why it breaks RDMA, and the fix
+  std::string fix;      // the fix alone, short (admission warnings: "<rule>: <fix>")
+  std::string pointer;  // RFC 6901 pointer into the object
+};
+
+struct TemplateDiagnosis {
+  std::string pointer;
+  policy::Path path = policy::Path::kNone;
+  bool rdma = false;
+};
+
+struct Diagnosis {
+  policy::Path path = policy::Path::kNone;
+  bool rdma = false;
+  std::vector<std::string> evidence;
+  std::vector<Finding> findings;
+  std::vector<TemplateDiagnosis> templates;
+  bool skipped = false;  // opted out with rdma-webhook.io/skip where the namespace allows it
+  policy::Validation enforcement = policy::Validation::kDeny;
+
+  std::size_t Count(Severity s) const;
+};
+
+// Every rule id with its severity, in the order of CONTRACT.md.
+struct RuleInfo {
+  std::string_view id;
+  Severity severity;
+};
+const std::vector<RuleInfo>& RuleTable();
+
+// The path of one template as written (CONTRACT.md section 3).
+policy::Path TemplatePath(const workload::PodTemplate& t, const policy::Policy& policy,
+                          const policy::NamespacePolicy& ns_policy, std::string_view pod_ns);
+
+// Throws workload::ManifestError when the object has wrong types.
+Diagnosis Diagnose(const workload::Workload& w, const policy::Policy& policy);
+Diagnosis Diagnose(const nlohmann::json& object, const policy::Policy& policy,
+                   std::string_view default_ns);
+
+// The label that opts an object out where the namespace allows it.
+inline constexpr std::string_view kSkipAnnotation = "rdma-webhook.io/skip";
+bool OptedOut(const workload::Workload& w, const policy::NamespacePolicy& ns_policy);
+
+}  // namespace rw::rules

@@ -1,0 +1,61 @@
+#pragma once
+// Facts about a workload that several rules read, computed once per diagnosis.
+#include <string>
+#include <vector>
+
+#include "rdma_webhook/nccl/grammar.h"
+#include "rdma_webhook/rules/diagnosis.h"
+#include "rdma_webhook/rules/mode_plan.h"
+
+namespace rw::rules {
+
+struct TemplateFacts {
+  const workload::PodTemplate* t = nullptr;
+  policy::Path path = policy::Path::kNone;
+  bool rdma = false;  // path uses an RDMA NIC and IB is not disabled
+  TemplateNetworks networks;
+  std::vector<std::string> interfaces;  // eth0, lo and the attached interfaces
+  std::size_t rdma_attachments = 0;     // attachments of RDMA networks
+  long long vf_claimed = 0;
+  long long shared_claimed = 0;
+  std::vector<const workload::Container*> gpu;
+  std::vector<const workload::Container*> rdma_containers;
+  TemplatePlan plan;
+};
+
+struct LauncherValue {
+  nccl::LauncherAssignment assignment;
+  const workload::Container* container = nullptr;
+};
+
+struct Context {
+  const workload::Workload& w;
+  const policy::Policy& policy;
+  const policy::NamespacePolicy& ns;
+  std::vector<TemplateFacts> templates;
+  policy::Path path = policy::Path::kNone;
+  std::vector<LauncherValue> launcher;
+
+  bool IsRdmaNetwork(std::string_view name) const;
+};
+
+using Findings = std::vector<Finding>;
+
+// One function per rule id; the table in rule_table.cc binds ids, severities and functions.
+struct Rule {
+  std::string_view id;
+  Severity severity;
+  void (*check)(const Context&, const Rule&, Findings&);
+
+  void Report(Findings& out, std::string pointer, std::string message, std::string fix) const {
+    out.push_back({std::string(id), severity, std::move(message) + " Fix: " + fix, std::move(fix),
+                   std::move(pointer)});
+  }
+};
+const std::vector<Rule>& Rules();
+
+// Whether NCCL would disable IB for this container (plain value only).
+bool DisablesIb(const workload::Container& c);
+std::string EnvPointer(const workload::Container& c, const workload::EnvVar& v);
+
+}  // namespace rw::rules

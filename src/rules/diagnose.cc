@@ -1,0 +1,230 @@
+#include <algorithm>
+#include <set>
+
+#include "context.h"
+#include "rdma_webhook/rules/diagnosis.h"
+
+namespace rw::rules {
+namespace {
+
+using policy::Path;
+
+bool UsesRdmaNic(Path p) {
+  return p == Path::kSriov || p == Path::kShared || p == Path::kHostNetwork;
+}
+
+bool NcclFromReferences(const workload::Container& c) {
+  for (const auto& v : c.env)
+    if (v.from_ref && v.name.rfind("NCCL_", 0) == 0) return true;
+  for (const auto& prefix : c.env_from_prefixes)
+    if (prefix.empty() || prefix.rfind("NCCL", 0) == 0) return true;
+  return false;
+}
+
+std::string ClaimEvidence(const workload::Container& c, const std::string& res) {
+  if (auto it = c.limits.find(res); it != c.limits.end())
+    return "limits " + res + "=" + std::to_string(it->second);
+  if (auto it = c.requests.find(res); it != c.requests.end())
+    return "requests " + res + "=" + std::to_string(it->second);
+  return {};
+}
+
+void Evidence(const TemplateFacts& f, const policy::Policy& policy, const std::string& pod_ns,
+              std::vector<std::string>& out) {
+  auto add = [&](std::string e) {
+    if (!e.empty() && std::find(out.begin(), out.end(), e) == out.end())
+      out.push_back(std::move(e));
+  };
+  const auto& t = *f.t;
+  if (t.host_network) add("hostNetwork: true");
+  if (t.host_network || (t.dns_policy && *t.dns_policy != "ClusterFirst"))
+    add("dnsPolicy: " + t.dns_policy.value_or("ClusterFirst (default)"));
+  for (const auto* c : f.gpu) {
+    for (const auto& r : policy.vf_resources) add(ClaimEvidence(*c, r));
+    for (const auto& r : policy.shared_resources) add(ClaimEvidence(*c, r));
+  }
+  for (const auto& c : t.containers) {
+    if (c.gpu) continue;
+    for (const auto& r : policy.vf_resources) add(ClaimEvidence(c, r));
+    for (const auto& r : policy.shared_resources) add(ClaimEvidence(c, r));
+  }
+  for (const auto& a : f.networks.all)
+    add("annotation attaches " + (a.ns == pod_ns ? "" : a.ns + "/") + a.name + "@" + a.interface);
+  if (t.Annotation("kubernetes.v1.cni.cncf.io/networks") != nullptr)
+    add("legacy annotation kubernetes.v1.cni.cncf.io/networks (ignored by Multus)");
+  static constexpr std::string_view kVars[] = {"NCCL_SOCKET_IFNAME", "NCCL_IB_DISABLE",
+                                               "NCCL_IB_GID_INDEX", "NCCL_IB_HCA",
+                                               "NCCL_NET_GDR_LEVEL"};
+  for (const auto* c : f.gpu) {
+    for (auto name : kVars) {
+      const auto* v = c->FindEnv(name);
+      if (v == nullptr) continue;
+      add(v->value ? std::string(name) + "=" + *v->value : std::string(name) + " from valueFrom");
+    }
+    if (!c->env_from_prefixes.empty()) add("envFrom (values unknown at admission)");
+    if (c->HasCapability("IPC_LOCK")) add("IPC_LOCK added");
+    if (c->privileged) add("privileged: true");
+  }
+}
+
+void ResolveWorkloadPath(Context& ctx) {
+  std::set<Path> seen;
+  bool unknown = false;
+  for (const auto& f : ctx.templates) {
+    if (f.path == Path::kNone) continue;
+    if (f.path == Path::kUnknown) {
+      unknown = true;
+      continue;
+    }
+    seen.insert(f.path);
+  }
+  if (seen.size() > 1)
+    ctx.path = Path::kMixed;
+  else if (seen.size() == 1)
+    ctx.path = *seen.begin();
+  else
+    ctx.path = unknown ? Path::kUnknown : Path::kNone;
+}
+
+// Where two rules describe one fact, the more specific wins: policy-conflict yields to any
+// other error on the same field (gid-index-mismatch, hostnetwork-dns, invalid-nccl-value).
+void DropShadowedConflicts(Findings& findings) {
+  std::set<std::string> specific;
+  for (const auto& f : findings)
+    if (f.rule != "policy-conflict" && f.severity == Severity::kError) specific.insert(f.pointer);
+  findings.erase(std::remove_if(findings.begin(), findings.end(),
+                                [&](const Finding& f) {
+                                  return f.rule == "policy-conflict" && specific.count(f.pointer);
+                                }),
+                 findings.end());
+}
+
+}  // namespace
+
+std::string_view ToString(Severity s) { return s == Severity::kError ? "error" : "warning"; }
+
+std::size_t Diagnosis::Count(Severity s) const {
+  return static_cast<std::size_t>(std::count_if(findings.begin(), findings.end(),
+                                                [s](const Finding& f) { return f.severity == s; }));
+}
+
+bool Context::IsRdmaNetwork(std::string_view name) const {
+  if (std::find(policy.rdma_networks.begin(), policy.rdma_networks.end(), name) !=
+      policy.rdma_networks.end())
+    return true;
+  return std::any_of(ns.sriov.networks.begin(), ns.sriov.networks.end(),
+                     [&](const policy::SriovNetwork& n) { return n.network == name; });
+}
+
+bool DisablesIb(const workload::Container& c) {
+  const auto* v = c.FindEnv("NCCL_IB_DISABLE");
+  return v != nullptr && v->value && nccl::NcclReadsInteger(*v->value) != 0;
+}
+
+std::string EnvPointer(const workload::Container& c, const workload::EnvVar& v) {
+  return c.pointer + "/env/" + std::to_string(v.index) + "/value";
+}
+
+Path TemplatePath(const workload::PodTemplate& t, const policy::Policy& policy,
+                  const policy::NamespacePolicy& ns, std::string_view pod_ns) {
+  if (!t.HasGpu()) return Path::kNone;
+  if (t.host_network) return Path::kHostNetwork;
+  for (const auto& r : policy.vf_resources)
+    if (t.TotalClaim(r) > 0) return Path::kSriov;
+  const auto nets = ReadNetworks(t, ns, pod_ns);
+  for (const auto& a : nets.all) {
+    const bool rdma =
+        std::find(policy.rdma_networks.begin(), policy.rdma_networks.end(), a.name) !=
+            policy.rdma_networks.end() ||
+        std::any_of(ns.sriov.networks.begin(), ns.sriov.networks.end(),
+                    [&](const policy::SriovNetwork& n) { return n.network == a.name; });
+    if (rdma) return Path::kSriov;
+  }
+  for (const auto& r : policy.shared_resources)
+    if (t.TotalClaim(r) > 0) return Path::kShared;
+  bool from_refs = false;
+  for (const auto& c : t.containers) {
+    if (!c.gpu) continue;
+    if (DisablesIb(c)) return Path::kTcp;
+    from_refs = from_refs || NcclFromReferences(c);
+  }
+  return from_refs ? Path::kUnknown : Path::kNone;
+}
+
+bool OptedOut(const workload::Workload& w, const policy::NamespacePolicy& ns) {
+  if (!ns.opt_out) return false;
+  auto skip = [](const std::map<std::string, std::string>& a) {
+    auto it = a.find(std::string(kSkipAnnotation));
+    return it != a.end() && it->second == "true";
+  };
+  if (skip(w.annotations)) return true;
+  return std::any_of(w.templates.begin(), w.templates.end(),
+                     [&](const workload::PodTemplate& t) { return skip(t.annotations); });
+}
+
+Diagnosis Diagnose(const workload::Workload& w, const policy::Policy& policy) {
+  const auto& ns = policy.ForNamespace(w.ns);
+  Context ctx{w, policy, ns, {}, Path::kNone, {}};
+  Diagnosis d;
+  d.enforcement = ns.validation;
+  for (const auto& t : w.templates) {
+    TemplateFacts f;
+    f.t = &t;
+    f.path = TemplatePath(t, policy, ns, w.ns);
+    f.networks = ReadNetworks(t, ns, w.ns);
+    f.interfaces = {"eth0", "lo"};
+    for (const auto& a : f.networks.all) {
+      f.interfaces.push_back(a.interface);
+      if (ctx.IsRdmaNetwork(a.name)) ++f.rdma_attachments;
+    }
+    for (const auto& r : policy.vf_resources) f.vf_claimed += t.TotalClaim(r);
+    for (const auto& r : policy.shared_resources) f.shared_claimed += t.TotalClaim(r);
+    bool ib_disabled = false;
+    for (const auto& c : t.containers) {
+      if (!c.gpu) continue;
+      f.gpu.push_back(&c);
+      ib_disabled = ib_disabled || DisablesIb(c);
+    }
+    f.rdma = UsesRdmaNic(f.path) && !ib_disabled;
+    if (UsesRdmaNic(f.path))
+      for (const auto* c : f.gpu)
+        if (!DisablesIb(*c)) f.rdma_containers.push_back(c);
+    f.plan = PlanTemplate(t, policy, ns, w.ns);
+    for (const auto& c : t.containers)
+      for (auto& a : nccl::ParseLauncherArgs(c.argv)) ctx.launcher.push_back({std::move(a), &c});
+    d.templates.push_back({t.pointer, f.path, f.rdma});
+    d.rdma = d.rdma || f.rdma;
+    if (!f.gpu.empty()) Evidence(f, policy, w.ns, d.evidence);
+    ctx.templates.push_back(std::move(f));
+  }
+  for (const auto& l : ctx.launcher)
+    if (l.assignment.name.rfind("NCCL_", 0) == 0)
+      d.evidence.push_back("launcher " + l.assignment.origin + " " + l.assignment.name + "=" +
+                           l.assignment.value);
+  ResolveWorkloadPath(ctx);
+  d.path = ctx.path;
+  if (OptedOut(w, ns)) {
+    d.skipped = true;
+    return d;
+  }
+  for (const auto& rule : Rules()) rule.check(ctx, rule, d.findings);
+  DropShadowedConflicts(d.findings);
+  return d;
+}
+
+Diagnosis Diagnose(const nlohmann::json& object, const policy::Policy& policy,
+                   std::string_view default_ns) {
+  const auto w = workload::Workload::Read(object, policy, default_ns);
+  return Diagnose(w, policy);
+}
+
+const std::vector<RuleInfo>& RuleTable() {
+  static const std::vector<RuleInfo> kTable = [] {
+    std::vector<RuleInfo> out;
+    for (const auto& r : Rules()) out.push_back({r.id, r.severity});
+    return out;
+  }();
+  return kTable;
+}
+
+}  // namespace rw::rules

@@ -1,0 +1,139 @@
+// Rules about how the NIC reaches the pod: the claim, the plug, the host network and DNS.
+#include "rule_functions.h"
+
+namespace rw::rules {
+
+void HostnetworkDns(const Context& ctx, const Rule& rule, Findings& out) {
+  for (const auto& f : ctx.templates) {
+    if (f.gpu.empty() || !f.t->host_network) continue;
+    const auto& dns = f.t->dns_policy;
+    if (dns && *dns != "ClusterFirst" && *dns != "Default") continue;
+    rule.Report(
+        out, f.t->SpecPointer() + "/dnsPolicy",
+        "hostNetwork: true with dnsPolicy " + dns.value_or("unset (ClusterFirst)") +
+            ": a host-network pod then resolves with the node's resolv.conf, so cluster "
+            "Service names (the rendezvous address) do not resolve and NCCL bootstrap hangs.",
+        "set dnsPolicy: ClusterFirstWithHostNet");
+  }
+}
+
+void IfnameNotAttached(const Context& ctx, const Rule& rule, Findings& out) {
+  for (const auto& f : ctx.templates) {
+    if (f.t->host_network) continue;
+    for (const auto* c : f.gpu) {
+      const auto* v = c->FindEnv("NCCL_SOCKET_IFNAME");
+      if (v == nullptr || !v->value || v->value->empty() || v->value->front() == '^') continue;
+      if (!nccl::SocketIfname::Parse(*v->value).SelectedAmong(f.interfaces).empty()) continue;
+      std::string have;
+      for (const auto& i : f.interfaces) have += (have.empty() ? "" : ", ") + i;
+      rule.Report(out, EnvPointer(*c, *v),
+                  "container '" + c->name + "' sets NCCL_SOCKET_IFNAME=" + *v->value +
+                      ", which matches none of the pod's interfaces (" + have +
+                      "): NCCL finds no socket interface and fails to bootstrap.",
+                  "attach the network that creates that interface in the network annotation, or "
+                  "name an interface the pod has (eth0, or the attached one)");
+    }
+  }
+}
+
+void LegacyNetworkKey(const Context& ctx, const Rule& rule, Findings& out) {
+  static constexpr std::string_view kLegacy = "kubernetes.v1.cni.cncf.io/networks";
+  for (const auto& f : ctx.templates) {
+    if (f.gpu.empty() || f.t->Annotation(kLegacy) == nullptr) continue;
+    rule.Report(out,
+                f.t->MetadataPointer() + "/annotations/" + workload::EscapePointerToken(kLegacy),
+                "the pod template uses the annotation kubernetes.v1.cni.cncf.io/networks, which "
+                "only Multus v2 read; current Multus ignores it, so no network is attached and "
+                "no VF is plugged in.",
+                "rename the key to k8s.v1.cni.cncf.io/networks (interfaceRequest becomes "
+                "`<net>@<interface>` or \"interface\" in the JSON form)");
+  }
+}
+
+void VfWithoutNetwork(const Context& ctx, const Rule& rule, Findings& out) {
+  for (const auto& f : ctx.templates) {
+    if (f.gpu.empty() || f.t->host_network || f.vf_claimed == 0 || f.rdma_attachments > 0) continue;
+    std::string pointer = f.t->SpecPointer();
+    std::string resource;
+    for (const auto& c : f.t->containers)
+      for (const auto& r : ctx.policy.vf_resources)
+        if (resource.empty() && c.Claim(r) > 0) {
+          resource = r;
+          pointer = c.pointer + "/resources/" + (c.limits.count(r) ? "limits/" : "requests/") +
+                    workload::EscapePointerToken(r);
+        }
+    rule.Report(out, pointer,
+                "the pod claims " + resource +
+                    " but no network annotation plugs the VF in: the device plugin reserves the "
+                    "VF and Multus never moves it into the pod, so NCCL sees no RDMA device.",
+                "add `" + ctx.ns.sriov.annotation_key +
+                    ": <rdma-network>@eth1` to the pod "
+                    "template's annotations (one attachment per VF)");
+  }
+}
+
+void NetworkWithoutVf(const Context& ctx, const Rule& rule, Findings& out) {
+  for (const auto& f : ctx.templates) {
+    if (f.gpu.empty() || f.t->host_network) continue;
+    if (static_cast<long long>(f.rdma_attachments) <= f.vf_claimed) continue;
+    const std::string res =
+        ctx.policy.vf_resources.empty() ? "rdma/vf" : ctx.policy.vf_resources.front();
+    rule.Report(
+        out, f.networks.pointer,
+        "the annotation attaches " + std::to_string(f.rdma_attachments) +
+            " RDMA network(s) but the pod claims " + std::to_string(f.vf_claimed) +
+            " VF(s): the SR-IOV CNI has no allocated VF to move in and pod sandbox "
+            "creation fails.",
+        "claim one " + res + " per RDMA attachment in the GPU container's resources.limits");
+  }
+}
+
+void IbDisabledWithRdma(const Context& ctx, const Rule& rule, Findings& out) {
+  for (const auto& f : ctx.templates) {
+    if (f.vf_claimed + f.shared_claimed == 0 && f.rdma_attachments == 0) continue;
+    for (const auto* c : f.gpu) {
+      if (!DisablesIb(*c)) continue;
+      const auto* v = c->FindEnv("NCCL_IB_DISABLE");
+      rule.Report(out, EnvPointer(*c, *v),
+                  "container '" + c->name + "' sets NCCL_IB_DISABLE=" + *v->value +
+                      " while the pod claims RDMA devices or attaches an RDMA network: NCCL "
+                      "falls back to TCP sockets and the RDMA NIC sits idle.",
+                  "set NCCL_IB_DISABLE=0 (or remove it), or drop the RDMA resources and network "
+                  "if TCP is intended");
+    }
+  }
+}
+
+void HostnetworkWithNetworkAnnotation(const Context& ctx, const Rule& rule, Findings& out) {
+  for (const auto& f : ctx.templates) {
+    if (f.gpu.empty() || !f.t->host_network) continue;
+    for (const std::string& key :
+         {ctx.ns.sriov.annotation_key, std::string("k8s.v1.cni.cncf.io/networks")}) {
+      const std::string* v = f.t->Annotation(key);
+      if (v == nullptr || v->empty()) continue;
+      rule.Report(out, f.t->MetadataPointer() + "/annotations/" + workload::EscapePointerToken(key),
+                  "hostNetwork: true together with the network annotation " + key +
+                      ": Multus does not act on host-network pods, so the attachment never "
+                      "happens and claimed VFs stay unused.",
+                  "choose one path: remove hostNetwork (SR-IOV) or remove the annotation (host "
+                  "network)");
+      break;
+    }
+  }
+}
+
+void InvalidNetworkAnnotation(const Context& ctx, const Rule& rule, Findings& out) {
+  for (const auto& f : ctx.templates) {
+    if (f.gpu.empty()) continue;
+    for (const auto& e : f.networks.errors) {
+      const std::string key = e.substr(0, e.find(':'));
+      rule.Report(out, f.t->MetadataPointer() + "/annotations/" + workload::EscapePointerToken(key),
+                  "the network annotation cannot be read (" + e +
+                      "): Multus rejects it and the pod never starts.",
+                  "write `[namespace/]name[@interface]` items separated by commas, or a JSON list "
+                  "of {\"name\", \"namespace\", \"interface\"} objects");
+    }
+  }
+}
+
+}  // namespace rw::rules
