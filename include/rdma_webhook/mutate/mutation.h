@@ -1,0 +1,25 @@
+#pragma once
+// What the webhook makes of an object: the mutated object and the RFC 6902 patch that turns
+// the original into it (CONTRACT.md section 5). Pure.
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "rdma_webhook/policy/policy.h"
+#include "rdma_webhook/rules/diagnosis.h"
+
+namespace rw::mutate {
+
+struct Mutation {
+  nlohmann::json patch = nlohmann::json::array();  // applies cleanly to the original object
+  nlohmann::json result;                           // the original with the patch applied
+  std::vector<rules::Finding> overrides;  // user values replaced under onConflict: override
+  bool skipped = false;                   // opted out
+};
+
+// Throws workload::ManifestError when the object has wrong types.
+Mutation Mutate(const nlohmann::json& object, const policy::Policy& policy,
+                std::string_view default_ns);
+
+}  // namespace rw::mutate

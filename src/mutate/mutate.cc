@@ -1,0 +1,171 @@
+#include <algorithm>
+
+#include "patch_builder.h"
+#include "rdma_webhook/mutate/mutation.h"
+#include "rdma_webhook/rules/mode_plan.h"
+
+namespace rw::mutate {
+namespace {
+
+using nlohmann::json;
+using policy::Mode;
+using policy::OnConflict;
+using workload::EscapePointerToken;
+
+constexpr std::string_view kShmVolume = "rdma-webhook-shm";
+
+std::string Key(std::string_view k) { return EscapePointerToken(k); }
+
+rules::Finding Override(const std::string& pointer, const std::string& what,
+                        const std::string& fix) {
+  return {"policy-conflict", rules::Severity::kWarning, what + " (onConflict: override)", fix,
+          pointer};
+}
+
+// The annotation value after the plan: renamed items rewritten, new items appended, in the
+// value's own form.
+std::string NewAnnotationValue(const rules::TemplateNetworks& nets, const rules::TemplatePlan& plan,
+                               const policy::NamespacePolicy& ns, std::string_view pod_ns) {
+  const std::string old = nets.value != nullptr ? *nets.value : std::string();
+  if (nets.parsed.json_form) {
+    json list = json::parse(old);
+    for (const auto& r : plan.renames) list[r.item]["interface"] = r.interface;
+    for (const auto& a : plan.attach) {
+      json item = {{"name", a.name}};
+      if (a.ns != pod_ns) item["namespace"] = a.ns;
+      if (a.explicit_interface) item["interface"] = a.interface;
+      list.push_back(std::move(item));
+    }
+    return list.dump();
+  }
+  std::vector<std::string> items;
+  if (nets.value == nullptr || old.find_first_not_of(" \t") == std::string::npos) {
+    items = ns.sriov.default_networks;
+  } else {
+    // Keep the user's items as written; only renamed items are re-rendered.
+    std::size_t pos = 0;
+    while (pos <= old.size()) {
+      std::size_t end = old.find(',', pos);
+      if (end == std::string::npos) end = old.size();
+      std::string item = old.substr(pos, end - pos);
+      item.erase(0, item.find_first_not_of(" \t"));
+      item.erase(item.find_last_not_of(" \t") + 1);
+      items.push_back(item);
+      pos = end + 1;
+    }
+    for (const auto& r : plan.renames) {
+      auto a = nets.parsed.attachments[r.item];
+      a.interface = r.interface;
+      a.explicit_interface = true;
+      items[r.item] = nccl::FormatAttachmentItem(a, pod_ns);
+    }
+  }
+  for (const auto& a : plan.attach) items.push_back(nccl::FormatAttachmentItem(a, pod_ns));
+  const std::string joiner = old.find(", ") != std::string::npos ? ", " : ",";
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "" : joiner) + i;
+  return out;
+}
+
+void MutateTemplate(const workload::PodTemplate& t, const policy::Policy& policy,
+                    const policy::NamespacePolicy& ns, std::string_view pod_ns, PatchBuilder& patch,
+                    std::vector<rules::Finding>& overrides) {
+  const rules::TemplatePlan plan = rules::PlanTemplate(t, policy, ns, pod_ns);
+  if (!plan.applies) return;
+  const bool override = ns.on_conflict == OnConflict::kOverride;
+  const std::string spec = t.SpecPointer();
+
+  if (plan.host_network) {
+    if (!t.host_network) patch.Set(spec + "/hostNetwork", true);
+    const auto& dns = t.dns_policy;
+    if (!dns || *dns == "ClusterFirst") {
+      patch.Set(spec + "/dnsPolicy", "ClusterFirstWithHostNet");
+    } else if (*dns == "Default" && override) {
+      patch.Set(spec + "/dnsPolicy", "ClusterFirstWithHostNet");
+      overrides.push_back(Override(spec + "/dnsPolicy",
+                                   "replaced dnsPolicy Default with ClusterFirstWithHostNet",
+                                   "set dnsPolicy: ClusterFirstWithHostNet"));
+    }
+  }
+
+  const auto nets = rules::ReadNetworks(t, ns, pod_ns);
+  if (nets.errors.empty() && (!plan.attach.empty() || !plan.renames.empty())) {
+    patch.Set(nets.pointer, NewAnnotationValue(nets, plan, ns, pod_ns));
+    for (const auto& r : plan.renames)
+      overrides.push_back(
+          Override(nets.pointer,
+                   "renamed the interface of network '" + nets.parsed.attachments[r.item].name +
+                       "' to " + r.interface,
+                   "attach it as " + nets.parsed.attachments[r.item].name + "@" + r.interface));
+  }
+
+  const workload::Container* first_gpu = nullptr;
+  for (const auto& c : t.containers)
+    if (c.gpu && first_gpu == nullptr) first_gpu = &c;
+  for (const auto& [resource, needed] : plan.claims) {
+    const long long claimed = t.TotalClaim(resource);
+    if (claimed >= needed || first_gpu == nullptr) continue;
+    const std::string count = std::to_string(first_gpu->Claim(resource) + needed - claimed);
+    patch.Set(first_gpu->pointer + "/resources/limits/" + Key(resource), count);
+    patch.Set(first_gpu->pointer + "/resources/requests/" + Key(resource), count);
+  }
+
+  bool shm_volume = t.volumes.count(std::string(kShmVolume)) > 0;
+  for (const auto& c : t.containers) {
+    if (!c.gpu) continue;
+    if (plan.ipc_lock && !c.HasCapability("IPC_LOCK"))
+      patch.Append(c.pointer + "/securityContext/capabilities/add", "IPC_LOCK");
+    for (const auto& want : plan.env) {
+      const workload::EnvVar* have = c.FindEnv(want.name);
+      if (have == nullptr) {
+        patch.Append(c.pointer + "/env", json{{"name", want.name}, {"value", want.value}});
+        continue;
+      }
+      if (have->from_ref || !have->value) continue;
+      if (rules::SameEnvValue(want.name, *have->value, want.value, plan.interfaces,
+                              plan.host_network))
+        continue;
+      if (!override) continue;  // reject: left for validation to deny
+      const std::string ptr = c.pointer + "/env/" + std::to_string(have->index) + "/value";
+      patch.Set(ptr, want.value);
+      overrides.push_back(Override(ptr,
+                                   "replaced " + want.name + "=" + *have->value + " with " +
+                                       want.value + " in container '" + c.name + "'",
+                                   "set " + want.name + "=" + want.value));
+    }
+    if (plan.shm && !t.HasMemoryShm(c)) {
+      const bool has_shm_mount = std::any_of(c.mounts.begin(), c.mounts.end(), [](const auto& m) {
+        return m.mount_path == "/dev/shm" || m.mount_path == "/dev/shm/";
+      });
+      if (has_shm_mount) continue;  // the user mounts something else there on purpose
+      if (!shm_volume) {
+        patch.Append(spec + "/volumes",
+                     json{{"name", kShmVolume}, {"emptyDir", {{"medium", "Memory"}}}});
+        shm_volume = true;
+      }
+      patch.Append(c.pointer + "/volumeMounts",
+                   json{{"name", kShmVolume}, {"mountPath", "/dev/shm"}});
+    }
+  }
+}
+
+}  // namespace
+
+Mutation Mutate(const json& object, const policy::Policy& policy, std::string_view default_ns) {
+  const auto w = workload::Workload::Read(object, policy, default_ns);
+  const auto& ns = policy.ForNamespace(w.ns);
+  Mutation m;
+  if (rules::OptedOut(w, ns)) {
+    m.skipped = true;
+    m.result = object;
+    return m;
+  }
+  PatchBuilder patch(object);
+  if (ns.mode != Mode::kOff)
+    for (const auto& t : w.templates) MutateTemplate(t, policy, ns, w.ns, patch, m.overrides);
+  m.patch = std::move(patch.operations());
+  m.result = patch.TakeDocument();
+  return m;
+}
+
+}  // namespace rw::mutate

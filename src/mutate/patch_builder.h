@@ -1,0 +1,31 @@
+#pragma once
+// Builds an RFC 6902 patch and the patched document together, so that the patch provably
+// applies to the original: every operation is applied to the working copy as it is recorded.
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace rw::mutate {
+
+class PatchBuilder {
+ public:
+  explicit PatchBuilder(nlohmann::json document) : doc_(std::move(document)) {}
+
+  // Sets the value at `pointer`. Missing (or null) parents are created by one `add` of the
+  // outermost missing member holding the nested value; an existing member is `replace`d; an
+  // equal value records nothing.
+  void Set(const std::string& pointer, nlohmann::json value);
+  // Appends to the array at `pointer` (created when missing) with an explicit index, so user
+  // entries keep their order and are never rewritten.
+  void Append(const std::string& pointer, nlohmann::json value);
+
+  const nlohmann::json& document() const { return doc_; }
+  nlohmann::json& operations() { return ops_; }
+  nlohmann::json TakeDocument() { return std::move(doc_); }
+
+ private:
+  nlohmann::json doc_;
+  nlohmann::json ops_ = nlohmann::json::array();
+};
+
+}  // namespace rw::mutate

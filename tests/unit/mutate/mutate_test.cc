@@ -1,0 +1,233 @@
+#include <gtest/gtest.h>
+
+#include "rdma_webhook/codec/yaml.h"
+#include "rdma_webhook/mutate/mutation.h"
+
+namespace rw::mutate {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kPolicy = R"(
+apiVersion: rdma-webhook/v1
+kind: Policy
+defaults: {mode: off, validation: warn}
+namespaces:
+  - names: [sriov]
+    mode: sriov
+    injectShm: true
+    sriov: {networks: [{network: sriov-rdma-net, interface: eth1}]}
+    nccl: {gidIndex: 3, extraEnv: {NCCL_DEBUG: INFO}}
+  - names: [rails]
+    mode: sriov
+    sriov:
+      networks:
+        - {network: rail-a, interface: eth1}
+        - {network: rail-b, interface: eth2}
+  - names: [tke]
+    mode: sriov
+    sriov: {network: sriov-rdma-net, interface: eth1, annotationKey: tke.cloud.tencent.com/networks, defaultNetworks: [tke-bridge]}
+  - names: [override]
+    mode: sriov
+    onConflict: override
+    sriov: {networks: [{network: sriov-rdma-net, interface: eth1}]}
+  - names: [host]
+    mode: hostNetwork
+    hostNetwork: {socketIfname: bond0, deviceResource: rdma/hca_shared_devices_a}
+  - names: [tcp]
+    mode: tcp
+  - names: [shared]
+    mode: shared
+    shared: {resource: rdma/hca_shared_devices_a, count: 1, network: macvlan-net, interface: net1}
+)";
+
+const policy::Policy& TestPolicy() {
+  static const policy::Policy p = policy::ParsePolicyText(kPolicy);
+  return p;
+}
+
+json Yaml(const std::string& text) { return *codec::ParseStream(text).at(0).value; }
+
+std::string Pod(const std::string& ns, const std::string& container_extra = "",
+                const std::string& metadata_extra = "", const std::string& spec_extra = "") {
+  return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  namespace: " + ns + "\n" +
+         metadata_extra + "spec:\n" + spec_extra +
+         "  containers:\n  - name: sidecar\n    image: s\n  - name: trainer\n    image: x\n"
+         "    resources: {limits: {nvidia.com/gpu: 8}}\n" +
+         container_extra;
+}
+
+// The patch applied to the original gives the result, and mutating the result changes nothing.
+Mutation CheckedMutate(const json& object) {
+  Mutation m = Mutate(object, TestPolicy(), "default");
+  EXPECT_EQ(object.patch(m.patch), m.result) << m.patch.dump(2);
+  const Mutation again = Mutate(m.result, TestPolicy(), "default");
+  EXPECT_EQ(again.patch, json::array()) << again.patch.dump(2);
+  return m;
+}
+
+json Env(const json& container) {
+  json out = json::object();
+  for (const auto& e : container.value("env", json::array()))
+    out[e["name"].get<std::string>()] = e["value"];
+  return out;
+}
+
+TEST(MutateSriov, AddsAnnotationClaimCapabilityEnvAndShm) {
+  const auto m = CheckedMutate(Yaml(Pod("sriov")));
+  const auto& r = m.result;
+  EXPECT_EQ(r["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"], "sriov-rdma-net@eth1");
+  const auto& c = r["spec"]["containers"][1];
+  EXPECT_EQ(c["resources"]["limits"]["rdma/vf"], "1");
+  EXPECT_EQ(c["resources"]["requests"]["rdma/vf"], "1");
+  EXPECT_EQ(c["securityContext"]["capabilities"]["add"], json::array({"IPC_LOCK"}));
+  const auto env = Env(c);
+  EXPECT_EQ(env["NCCL_SOCKET_IFNAME"], "eth1");
+  EXPECT_EQ(env["NCCL_IB_DISABLE"], "0");
+  EXPECT_EQ(env["NCCL_IB_GID_INDEX"], "3");
+  EXPECT_EQ(env["NCCL_DEBUG"], "INFO");
+  EXPECT_EQ(c["volumeMounts"][0]["mountPath"], "/dev/shm");
+  EXPECT_EQ(r["spec"]["volumes"][0]["emptyDir"]["medium"], "Memory");
+  // The sidecar without a GPU is left alone.
+  EXPECT_EQ(r["spec"]["containers"][0], Yaml(Pod("sriov"))["spec"]["containers"][0]);
+}
+
+TEST(MutateSriov, KeepsUserEnvOrderAndAppendsInFixedOrder) {
+  const auto m =
+      CheckedMutate(Yaml(Pod("sriov", "    env: [{name: B, value: b}, {name: A, value: a}]\n")));
+  const auto& env = m.result["spec"]["containers"][1]["env"];
+  std::vector<std::string> names;
+  for (const auto& e : env) names.push_back(e["name"]);
+  EXPECT_EQ(names, (std::vector<std::string>{"B", "A", "NCCL_SOCKET_IFNAME", "NCCL_IB_DISABLE",
+                                             "NCCL_IB_GID_INDEX", "NCCL_DEBUG"}));
+  for (const auto& op : m.patch)
+    EXPECT_NE(op["path"], "/spec/containers/1/env") << "no whole-array replacement";
+}
+
+TEST(MutateSriov, AppendsToCommaAndJsonAnnotationsInTheirOwnForm) {
+  const auto comma = CheckedMutate(
+      Yaml(Pod("sriov", "", "  annotations:\n    k8s.v1.cni.cncf.io/networks: other-net\n")));
+  EXPECT_EQ(comma.result["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"],
+            "other-net,sriov-rdma-net@eth1");
+  const auto js = CheckedMutate(
+      Yaml(Pod("sriov", "",
+               "  annotations:\n    k8s.v1.cni.cncf.io/networks: '[{\"name\":\"other-net\"}]'\n")));
+  const auto list = json::parse(
+      js.result["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"].get<std::string>());
+  ASSERT_EQ(list.size(), 2u);
+  EXPECT_EQ(list[1], (json{{"name", "sriov-rdma-net"}, {"interface", "eth1"}}));
+}
+
+TEST(MutateSriov, MultiRailClaimsOneVfPerAttachment) {
+  const auto m = CheckedMutate(Yaml(Pod("rails")));
+  EXPECT_EQ(m.result["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"],
+            "rail-a@eth1,rail-b@eth2");
+  EXPECT_EQ(m.result["spec"]["containers"][1]["resources"]["limits"]["rdma/vf"], "2");
+}
+
+TEST(MutateSriov, ExistingClaimsCount) {
+  const auto m = CheckedMutate(Yaml(
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: rails}\nspec:\n  containers:\n"
+      "  - name: t\n    resources: {limits: {nvidia.com/gpu: 8, rdma/vf: 1}}\n"));
+  EXPECT_EQ(m.result["spec"]["containers"][0]["resources"]["limits"]["rdma/vf"], "2");
+}
+
+TEST(MutateSriov, VendorKeyGetsDefaultNetworksFirst) {
+  const auto m = CheckedMutate(Yaml(Pod("tke")));
+  EXPECT_EQ(m.result["metadata"]["annotations"]["tke.cloud.tencent.com/networks"],
+            "tke-bridge,sriov-rdma-net@eth1");
+}
+
+TEST(MutateSriov, RejectLeavesConflictsOverrideReplacesAndWarns) {
+  const std::string env = "    env: [{name: NCCL_SOCKET_IFNAME, value: eth0}]\n";
+  const auto reject = CheckedMutate(Yaml(Pod("sriov", env)));
+  EXPECT_EQ(Env(reject.result["spec"]["containers"][1])["NCCL_SOCKET_IFNAME"], "eth0");
+  EXPECT_TRUE(reject.overrides.empty());
+  const auto over = CheckedMutate(Yaml(Pod("override", env)));
+  EXPECT_EQ(Env(over.result["spec"]["containers"][1])["NCCL_SOCKET_IFNAME"], "eth1");
+  ASSERT_EQ(over.overrides.size(), 1u);
+  EXPECT_EQ(over.overrides[0].rule, "policy-conflict");
+}
+
+TEST(MutateSriov, OverrideRenamesAttachedInterface) {
+  const auto m = CheckedMutate(
+      Yaml(Pod("override", "",
+               "  annotations:\n    k8s.v1.cni.cncf.io/networks: a, sriov-rdma-net@net5\n")));
+  EXPECT_EQ(m.result["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"],
+            "a, sriov-rdma-net@eth1");
+}
+
+TEST(MutateHostNetwork, SetsNetworkDnsDeviceAndReplacesDefaultedDns) {
+  const auto m = CheckedMutate(Yaml(Pod("host", "", "", "  dnsPolicy: ClusterFirst\n")));
+  EXPECT_EQ(m.result["spec"]["hostNetwork"], true);
+  EXPECT_EQ(m.result["spec"]["dnsPolicy"], "ClusterFirstWithHostNet");
+  bool replaced = false;
+  for (const auto& op : m.patch)
+    replaced = replaced || (op["op"] == "replace" && op["path"] == "/spec/dnsPolicy");
+  EXPECT_TRUE(replaced) << m.patch.dump();
+  EXPECT_EQ(m.result["spec"]["containers"][1]["resources"]["limits"]["rdma/hca_shared_devices_a"],
+            "1");
+  EXPECT_EQ(Env(m.result["spec"]["containers"][1])["NCCL_SOCKET_IFNAME"], "bond0");
+}
+
+TEST(MutateTcp, DisablesIbWithoutCapability) {
+  const auto m = CheckedMutate(Yaml(Pod("tcp")));
+  const auto& c = m.result["spec"]["containers"][1];
+  EXPECT_EQ(Env(c)["NCCL_IB_DISABLE"], "1");
+  EXPECT_EQ(Env(c)["NCCL_SOCKET_IFNAME"], "eth0");
+  EXPECT_FALSE(c.contains("securityContext"));
+}
+
+TEST(MutateShared, ClaimsSharedDeviceAndAttachesNetwork) {
+  const auto m = CheckedMutate(Yaml(Pod("shared")));
+  EXPECT_EQ(m.result["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"], "macvlan-net@net1");
+  EXPECT_EQ(m.result["spec"]["containers"][1]["resources"]["limits"]["rdma/hca_shared_devices_a"],
+            "1");
+  EXPECT_EQ(Env(m.result["spec"]["containers"][1])["NCCL_SOCKET_IFNAME"], "net1");
+}
+
+TEST(MutateWorkloads, EveryTemplateOfAPyTorchJob) {
+  const auto job = Yaml(R"(
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: j, namespace: sriov}
+spec:
+  pytorchReplicaSpecs:
+    Master: {replicas: 1, template: {spec: {containers: [{name: t, resources: {limits: {nvidia.com/gpu: 1}}}]}}}
+    Worker: {replicas: 3, template: {spec: {containers: [{name: t, resources: {limits: {nvidia.com/gpu: 1}}}]}}}
+)");
+  const auto m = CheckedMutate(job);
+  for (const char* role : {"Master", "Worker"})
+    EXPECT_EQ(m.result["spec"]["pytorchReplicaSpecs"][role]["template"]["metadata"]["annotations"]
+                      ["k8s.v1.cni.cncf.io/networks"],
+              "sriov-rdma-net@eth1")
+        << role;
+}
+
+TEST(MutateWorkloads, UnknownKindsAndOffNamespacesAreUntouched) {
+  EXPECT_EQ(Mutate(Yaml("apiVersion: v1\nkind: Service\nmetadata: {name: s, namespace: sriov}\n"),
+                   TestPolicy(), "default")
+                .patch,
+            json::array());
+  EXPECT_EQ(Mutate(Yaml(Pod("elsewhere")), TestPolicy(), "default").patch, json::array());
+}
+
+TEST(MutateWorkloads, KeysWithSlashesAreEscaped) {
+  const auto m = CheckedMutate(Yaml(Pod("sriov")));
+  bool escaped = false;
+  for (const auto& op : m.patch)
+    escaped = escaped || op["path"].get<std::string>().find("rdma~1vf") != std::string::npos;
+  EXPECT_TRUE(escaped) << m.patch.dump();
+}
+
+TEST(MutateWorkloads, WrongTypesAreErrorsNamingTheField) {
+  try {
+    Mutate(Yaml(Pod("sriov", "    env: x\n")), TestPolicy(), "default");
+    FAIL() << "expected ManifestError";
+  } catch (const workload::ManifestError& e) {
+    EXPECT_EQ(e.pointer(), "/spec/containers/1/env");
+  }
+}
+
+}  // namespace
+}  // namespace rw::mutate
