@@ -1,0 +1,48 @@
+#include "rdma_webhook/cli/app.h"
+
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "commands.h"
+#include "common.h"
+
+namespace rw::cli {
+
+int Run(int argc, char** argv) {
+  CLI::App app{"rdma-webhook: RDMA admission webhook for GPU training workloads", "rdma-webhook"};
+  app.require_subcommand(1);
+  std::function<int()> run;
+  AddServeCommand(app, run);
+  AddCheckCommand(app, run);
+  AddMutateCommand(app, run);
+  AddGidsCommand(app, run);
+  AddPolicyCommand(app, run);
+  AddVersionCommand(app, run);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app.help();
+    return 0;
+  } catch (const CLI::CallForAllHelp&) {
+    std::cout << app.help("", CLI::AppFormatMode::All);
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    // Help of a subcommand arrives as CallForHelp from that subcommand; print its help.
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
+    std::cerr << "rdma-webhook: error: " << e.what() << " (see --help)\n";
+    return kExitError;
+  }
+  if (!run) {
+    std::cerr << "rdma-webhook: error: no command given (see --help)\n";
+    return kExitError;
+  }
+  try {
+    return run();
+  } catch (const std::exception& e) {
+    std::cerr << "rdma-webhook: error: " << e.what() << "\n";
+    return kExitError;
+  }
+}
+
+}  // namespace rw::cli

@@ -1,0 +1,34 @@
+#include "common.h"
+
+#include <iostream>
+
+namespace rw::cli {
+
+void AddManifestFlags(CLI::App& cmd, ManifestFlags& flags, const std::string& default_output,
+                      const std::vector<std::string>& outputs) {
+  cmd.add_option("inputs", flags.inputs, "manifest files, directories, or - for stdin")->required();
+  cmd.add_option("--policy", flags.policy_file, "policy file (default: the embedded policy)");
+  cmd.add_option("--namespace,-n", flags.ns, "namespace for documents without metadata.namespace")
+      ->capture_default_str();
+  flags.output = default_output;
+  cmd.add_option("--output,-o", flags.output, "output format")
+      ->check(CLI::IsMember(outputs))
+      ->capture_default_str();
+}
+
+std::shared_ptr<const policy::Policy> LoadPolicy(const std::string& file) {
+  if (file.empty())
+    return std::shared_ptr<const policy::Policy>(&policy::DefaultPolicy(), [](auto*) {});
+  const std::string text = ReadFileText(file);
+  try {
+    return std::make_shared<const policy::Policy>(policy::ParsePolicyText(text));
+  } catch (const policy::PolicyError& e) {
+    throw std::runtime_error(file + ": " + e.what());
+  }
+}
+
+void PrintInputErrors(const std::vector<InputError>& errors) {
+  for (const auto& e : errors) std::cerr << "error: " << e.source << ": " << e.message << "\n";
+}
+
+}  // namespace rw::cli

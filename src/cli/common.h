@@ -1,0 +1,36 @@
+#pragma once
+// Pieces the check and mutate commands share: flags, policy loading, reporting input errors.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "inputs.h"
+#include "rdma_webhook/policy/policy.h"
+
+namespace rw::cli {
+
+struct ManifestFlags {
+  std::vector<std::string> inputs;
+  std::string policy_file;
+  std::string ns = "default";
+  std::string output;
+};
+
+void AddManifestFlags(CLI::App& cmd, ManifestFlags& flags, const std::string& default_output,
+                      const std::vector<std::string>& outputs);
+
+// The policy named by --policy, or the embedded default. Throws std::runtime_error naming the
+// file and the field.
+std::shared_ptr<const policy::Policy> LoadPolicy(const std::string& file);
+
+// Prints "error: <source>: <message>" lines on stderr.
+void PrintInputErrors(const std::vector<InputError>& errors);
+
+// Exit codes of check and mutate (CONTRACT.md section 1).
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFindings = 1;
+inline constexpr int kExitError = 2;
+
+}  // namespace rw::cli

@@ -1,0 +1,59 @@
+#include <iostream>
+
+#include "commands.h"
+#include "common.h"
+#include "rdma_webhook/codec/yaml.h"
+#include "rdma_webhook/mutate/mutation.h"
+
+namespace rw::cli {
+namespace {
+
+int RunMutate(const ManifestFlags& flags) {
+  std::shared_ptr<const policy::Policy> policy;
+  try {
+    policy = LoadPolicy(flags.policy_file);
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return kExitError;
+  }
+  Inputs inputs = ReadInputs(flags.inputs);
+  bool findings = false;
+  bool first = true;
+  for (const auto& doc : inputs.documents) {
+    mutate::Mutation m;
+    try {
+      m = mutate::Mutate(doc.object, *policy, flags.ns);
+      // The exit code speaks of the result, as the validating webhook would judge it.
+      const auto d = rules::Diagnose(m.result, *policy, flags.ns);
+      findings = findings || d.Count(rules::Severity::kError) > 0;
+    } catch (const workload::ManifestError& e) {
+      inputs.errors.push_back({doc.source, e.what()});
+      continue;
+    }
+    for (const auto& o : m.overrides)
+      std::cerr << "warning: " << doc.source << ": " << o.rule << ": " << o.message << "\n";
+    if (flags.output == "json") {
+      std::cout << m.result.dump() << "\n";
+    } else if (flags.output == "patch") {
+      std::cout << m.patch.dump() << "\n";
+    } else {
+      if (!first) std::cout << "---\n";
+      std::cout << codec::ToYaml(m.result);
+    }
+    first = false;
+  }
+  PrintInputErrors(inputs.errors);
+  if (!inputs.errors.empty()) return kExitError;
+  return findings ? kExitFindings : kExitOk;
+}
+
+}  // namespace
+
+void AddMutateCommand(CLI::App& root, std::function<int()>& run) {
+  auto flags = std::make_shared<ManifestFlags>();
+  auto* cmd = root.add_subcommand("mutate", "Print what the webhook would make of the manifests");
+  AddManifestFlags(*cmd, *flags, "yaml", {"yaml", "json", "patch"});
+  cmd->callback([flags, &run] { run = [flags] { return RunMutate(*flags); }; });
+}
+
+}  // namespace rw::cli
