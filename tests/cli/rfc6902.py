@@ -5,6 +5,7 @@ parent, removing a missing member, an out-of-range index) is a bug the API serve
 reject.
 """
 import copy
+import json
 
 
 class PatchError(Exception):
@@ -89,7 +90,9 @@ def apply_patch(doc, patch):
     """Returns a new document; raises PatchError on any deviation from RFC 6902."""
     if not isinstance(patch, list):
         raise PatchError("a patch is a JSON array")
-    doc = copy.deepcopy(doc)
+    # Through JSON rather than deepcopy: YAML aliases load as shared objects, and deepcopy
+    # would keep them shared, so a change at one place would show at another.
+    doc = json.loads(json.dumps(doc))
     for op in patch:
         if not isinstance(op, dict) or "op" not in op or "path" not in op:
             raise PatchError(f"malformed operation {op!r}")

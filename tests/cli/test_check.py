@@ -463,3 +463,18 @@ def test_empty_directory_and_empty_stdin(tmp_path):
         r, data = check(*args, input=inp)
         assert r.rc == 0, r
         assert data["results"] == [], r
+
+
+@pytest.mark.parametrize("cmd", [["check", "-o", "json"], ["check", "-o", "text"],
+                                 ["mutate", "-o", "json"], ["mutate", "-o", "patch"],
+                                 ["mutate", "-o", "yaml"]])
+def test_invalid_utf8_is_an_unreadable_document(tmp_path, cmd):
+    """Latin-1 bytes are not YAML (which is Unicode): exit 2 naming file and document, the
+    other documents still reported, the same way in every output format."""
+    p = tmp_path / "latin1.yaml"
+    p.write_bytes(b'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: "caf\xe9"\n---\n'
+                  b'apiVersion: v1\nkind: Service\nmetadata:\n  name: ok\n')
+    r = rw(*cmd, "--policy", POLICIES / "off.yaml", p)
+    assert r.rc == 2, r
+    assert "latin1.yaml" in r.err and "#0" in r.err, r
+    assert "ok" in r.out, "the readable document is still reported"
