@@ -218,7 +218,19 @@ Outcome Webhook::Handle(Endpoint endpoint, std::string_view body,
     out.ns = request.ns;
     out.name = request.name;
     out.dry_run = request.dry_run;
-    if (request.object.is_object()) out.kind = request.object.value("kind", std::string());
+    const json& subject = request.object.is_object() ? request.object : request.old_object;
+    if (subject.is_object()) {
+      out.kind = subject.value("kind", std::string());
+      // The API server leaves request.name empty for generateName; the log still names it.
+      if (out.name.empty()) {
+        const json& name = At(subject, "/metadata/name");
+        const json& generate = At(subject, "/metadata/generateName");
+        if (name.is_string())
+          out.name = name.get<std::string>();
+        else if (generate.is_string())
+          out.name = generate.get<std::string>();
+      }
+    }
     out.decision = decide_(endpoint, request, policy);
     out.decision.response.uid = request.uid;
     out.body = EncodeReview(api_version, out.decision.response);

@@ -76,7 +76,8 @@ bool Enabled(Level level) { return Logger()->should_log(ToSpd(level)); }
 std::string FormatFields(bool as_json, std::string_view message, const nlohmann::json& fields) {
   using nlohmann::json;
   if (as_json) {
-    json line = json::object();
+    // Ordered so the message comes first, right after time and level, where readers look.
+    nlohmann::ordered_json line = nlohmann::ordered_json::object();
     line["msg"] = message;
     if (fields.is_object()) {
       for (const auto& [k, v] : fields.items()) line[k] = v;

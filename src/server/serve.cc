@@ -359,7 +359,10 @@ net::awaitable<bool> Server::ServeRequest(Connection& conn, beast::flat_buffer& 
   auto& transport = beast::get_lowest_layer(stream);
   http::request_parser<http::string_body> parser;
   parser.header_limit(kHeaderLimit);
-  parser.body_limit(static_cast<std::uint64_t>(options_.max_body_bytes));
+  // No limit while reading the head: Beast would refuse an over-limit Content-Length as a
+  // header error, before the path and method are known. The limit is checked below and set for
+  // the body read.
+  parser.body_limit(boost::none);
   transport.expires_after(options_.header_timeout);
   auto [header_ec, header_n] = co_await http::async_read_header(stream, buffer, parser, kTuple);
   if (header_ec) {
@@ -421,7 +424,9 @@ net::awaitable<bool> Server::ServeRequest(Connection& conn, beast::flat_buffer& 
   };
   const bool expects_continue = beast::iequals(request[http::field::expect], "100-continue");
   if (!parser.is_done()) {
-    if (early && (early->status == http::status::payload_too_large || expects_continue)) {
+    const bool over_limit =
+        parser.content_length() && *parser.content_length() > options_.max_body_bytes;
+    if (early && (over_limit || expects_continue)) {
       // Answer before the body: the client has not sent it (100-continue) or must not.
       early->close = true;
       finish(*early);
@@ -435,6 +440,7 @@ net::awaitable<bool> Server::ServeRequest(Connection& conn, beast::flat_buffer& 
       auto [continue_ec, continue_n] = co_await http::async_write(stream, go_on, kTuple);
       if (continue_ec) co_return false;
     }
+    parser.body_limit(static_cast<std::uint64_t>(options_.max_body_bytes));
     transport.expires_after(options_.body_timeout);
     auto [body_ec, body_n] = co_await http::async_read(stream, buffer, parser, kTuple);
     if (body_ec == http::error::body_limit) {
