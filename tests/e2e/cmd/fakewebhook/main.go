@@ -5,6 +5,11 @@
 // the e2e policy in testdata/policy.yaml, with the namespaces' modes
 // hard-coded by name prefix, and the two rules the scenarios trigger
 // (invalid-nccl-value, legacy-network-key).
+//
+// FAKEWEBHOOK_BUG=socket|update|reapply makes the server (not the CLI)
+// wrong on purpose, to prove the scenarios catch such a server: a socket
+// interface other than the predicted one, template UPDATEs never judged,
+// mutation that is not idempotent.
 package main
 
 import (
@@ -143,12 +148,17 @@ func m(v any, key string) map[string]any {
 	return x
 }
 
+var bug string // set in serve only
+
 func setEnv(c map[string]any, name, value string) {
 	env, _ := c["env"].([]any)
 	for _, e := range env {
-		if e.(map[string]any)["name"] == name {
+		if e.(map[string]any)["name"] == name && bug != "reapply" {
 			return
 		}
+	}
+	if bug == "socket" && value == "bond0" {
+		value = "bond1"
 	}
 	c["env"] = append(env, map[string]any{"name": name, "value": value})
 }
@@ -390,6 +400,7 @@ func serve(args []string) {
 	fl.String("log-format", "text", "")
 	fl.String("log-level", "info", "")
 	_ = fl.Parse(args)
+	bug = os.Getenv("FAKEWEBHOOK_BUG")
 	loader := &certLoader{certFile: *cert, keyFile: *key}
 	if _, err := loader.get(nil); err != nil || loader.cert == nil {
 		fmt.Fprintln(os.Stderr, "fakewebhook: cannot load the serving certificate")
@@ -452,7 +463,7 @@ func review(w http.ResponseWriter, r *http.Request, isMutate bool) {
 	}
 	req := rev.Request
 	resp := map[string]any{"uid": req.UID, "allowed": true}
-	active := req.Operation == "CREATE" || (req.Operation == "UPDATE" && templatesChanged(req.Object, req.OldObject))
+	active := req.Operation == "CREATE" || (req.Operation == "UPDATE" && templatesChanged(req.Object, req.OldObject) && bug != "update")
 	fmt.Fprintf(os.Stderr, "%s %s %s/%s %s active=%v\n", time.Now().Format(time.RFC3339Nano), r.URL.Path,
 		req.Namespace, get(req.Object, "/metadata/name"), req.Operation, active)
 	if active && req.Object != nil {
