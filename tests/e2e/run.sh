@@ -48,7 +48,7 @@ else
   for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
     ldflags="$ldflags -X $pkg.gitVersion=$kv -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"
   done
-  if ! (cd "$E2E_DIR" && nice -n 10 go build -ldflags "$ldflags" -o "$CP.tmp" ./cmd/controlplane); then
+  if ! (cd "$E2E_DIR" && nice -n 10 go build -buildvcs=false -ldflags "$ldflags" -o "$CP.tmp" ./cmd/controlplane); then
     log "control plane build FAILED"
     echo "0 passed, 1 failed"
     exit 1
@@ -73,7 +73,7 @@ fi
 if [ "${1:-}" = "--self-test" ]; then
   shift
   log "SELF-TEST: using the test double cmd/fakewebhook, NOT the real rdma-webhook"
-  (cd "$E2E_DIR" && go build -o "$BIN_DIR/fakewebhook" ./cmd/fakewebhook) || exit 1
+  (cd "$E2E_DIR" && go build -buildvcs=false -o "$BIN_DIR/fakewebhook" ./cmd/fakewebhook) || exit 1
   RW_BINARY="$BIN_DIR/fakewebhook"
 fi
 if [ -z "${RW_BINARY:-}" ]; then
