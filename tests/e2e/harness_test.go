@@ -461,6 +461,9 @@ lines:
 func requireWebhook(t *testing.T) {
 	t.Helper()
 	if E.rwBinary == "" {
+		if os.Getenv("CI") == "true" || os.Getenv("E2E_REQUIRE_SERVER") == "1" {
+			t.Fatal("rdma-webhook binary not available (RW_BINARY), and CI=true / E2E_REQUIRE_SERVER=1 forbid skipping")
+		}
 		t.Skip("rdma-webhook binary not available (set RW_BINARY to a built rdma-webhook): scenario needs the server")
 	}
 	if !E.wh.running() {

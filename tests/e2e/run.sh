@@ -11,6 +11,7 @@
 #   HELM            helm binary (default: scripts/install-helm.sh builds one)
 #   E2E_ARTIFACTS   keep the run's logs, certs and kubeconfig under this dir
 #   E2E_HELM_VALUES extra values files for `helm template`, comma separated
+#   CI=true or E2E_REQUIRE_SERVER=1: a missing server binary fails instead of skipping
 #
 # 1. Builds the control plane (embedded etcd + kube-apiserver from the
 #    k8s.io/kubernetes Go module, see cmd/controlplane) into
@@ -48,12 +49,12 @@ else
   for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
     ldflags="$ldflags -X $pkg.gitVersion=$kv -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"
   done
-  if ! (cd "$E2E_DIR" && nice -n 10 go build -buildvcs=false -ldflags "$ldflags" -o "$CP.tmp" ./cmd/controlplane); then
+  if ! (cd "$E2E_DIR" && nice -n 10 go build -buildvcs=false -ldflags "$ldflags" -o "$CP.tmp.$$" ./cmd/controlplane); then
     log "control plane build FAILED"
     echo "0 passed, 1 failed"
     exit 1
   fi
-  mv "$CP.tmp" "$CP"
+  mv "$CP.tmp.$$" "$CP"
   echo "$want_stamp" > "$CP.stamp"
   log "control plane built in $(( $(date +%s) - t0 ))s"
 fi
