@@ -13,6 +13,7 @@ import yaml
 
 import manifests as m
 from conftest import KINDS, POLICIES, canon, check, dump_docs, rw
+from manifests import TEMPLATES, is_gpu, resolve
 from rfc6902 import apply_patch
 
 try:
@@ -22,30 +23,6 @@ except ImportError:  # run.sh installs it; the own applier still runs without it
 
 KUBECTL = shutil.which("kubectl")
 
-# Where each kind's pod templates are (DOMAIN.md section 5).
-TEMPLATES = {
-    "pod.yaml": [""],
-    "job.yaml": ["/spec/template"],
-    "cronjob.yaml": ["/spec/jobTemplate/spec/template"],
-    "deployment.yaml": ["/spec/template"],
-    "statefulset.yaml": ["/spec/template"],
-    "pytorchjob.yaml": ["/spec/pytorchReplicaSpecs/Master/template",
-                        "/spec/pytorchReplicaSpecs/Worker/template"],
-    "tfjob.yaml": ["/spec/tfReplicaSpecs/Chief/template", "/spec/tfReplicaSpecs/Worker/template",
-                   "/spec/tfReplicaSpecs/PS/template"],
-    "mpijob-v1.yaml": ["/spec/mpiReplicaSpecs/Launcher/template",
-                       "/spec/mpiReplicaSpecs/Worker/template"],
-    "mpijob-v2beta1.yaml": ["/spec/mpiReplicaSpecs/Launcher/template",
-                            "/spec/mpiReplicaSpecs/Worker/template"],
-    "volcano-job.yaml": ["/spec/tasks/0/template", "/spec/tasks/1/template"],
-    "jobset.yaml": ["/spec/replicatedJobs/0/template/spec/template"],
-    "leaderworkerset.yaml": ["/spec/leaderWorkerTemplate/leaderTemplate",
-                             "/spec/leaderWorkerTemplate/workerTemplate"],
-    "rayjob.yaml": ["/spec/rayClusterSpec/headGroupSpec/template",
-                    "/spec/rayClusterSpec/workerGroupSpecs/0/template"],
-    "raycluster.yaml": ["/spec/headGroupSpec/template", "/spec/workerGroupSpecs/0/template",
-                        "/spec/workerGroupSpecs/1/template"],
-}
 KIND_FILES = sorted(TEMPLATES)
 MODE_POLICIES = ["hostnetwork.yaml", "sriov.yaml", "sriov-short.yaml", "sriov-multirail.yaml",
                  "shared.yaml", "tcp.yaml", "off.yaml", "override.yaml", "vendor-key.yaml"]
@@ -53,19 +30,6 @@ MODE_POLICIES = ["hostnetwork.yaml", "sriov.yaml", "sriov-short.yaml", "sriov-mu
 
 def test_kind_table_covers_the_goldens():
     assert sorted(p.name for p in KINDS.glob("*.yaml")) == KIND_FILES
-
-
-def resolve(doc, pointer):
-    node = doc
-    for t in pointer.split("/")[1:] if pointer else []:
-        t = t.replace("~1", "/").replace("~0", "~")
-        node = node[int(t)] if isinstance(node, list) else node[t]
-    return node
-
-
-def is_gpu(c):
-    res = c.get("resources") or {}
-    return any("nvidia.com/gpu" in (res.get(k) or {}) for k in ("limits", "requests"))
 
 
 def env_of(c):

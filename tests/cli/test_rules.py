@@ -451,3 +451,32 @@ def test_contract_example_pointer(write):
     assert f["pointer"] == ("/spec/pytorchReplicaSpecs/Worker/template/spec/containers/0/"
                             "securityContext"), f
     assert "trainer" in f["message"], f
+
+
+@pytest.mark.parametrize("kind_file", sorted(m.TEMPLATES))
+def test_rules_point_into_each_kinds_templates(kind_file, write):
+    """hostNetwork without DNS policy or IPC_LOCK in every GPU template of every kind: one
+    finding per template / GPU container, each pointing into its own template."""
+    doc = m.golden(f"kinds/{kind_file}")
+    expected, gpu_templates = [], []
+    for tp in m.TEMPLATES[kind_file]:
+        spec = m.resolve(doc, tp)["spec"]
+        gpu = [i for i, c in enumerate(spec["containers"]) if m.is_gpu(c)]
+        if not gpu:
+            continue
+        gpu_templates.append(tp + "/")
+        spec["hostNetwork"] = True
+        expected.append(("hostnetwork-dns", f"{tp}/spec"))
+        expected += [("ipc-lock-missing", f"{tp}/spec/containers/{i}") for i in gpu]
+    r, data = check(write(doc))
+    [res] = data["results"]
+    assert res["path"] == "hostNetwork" and res["rdma"], r
+    errors = sorted((f["rule"], f["pointer"]) for f in res["findings"]
+                    if f["severity"] == "error")
+    assert [rule for rule, _ in errors] == sorted(rule for rule, _ in expected), r
+    for rule, prefix in expected:
+        hits = [p for rl, p in errors if rl == rule and
+                (p == prefix or p.startswith(prefix + "/"))]
+        assert hits, (rule, prefix, errors)
+    for f in res["findings"]:  # nothing points into a template without GPU containers
+        assert any(f["pointer"].startswith(tp) for tp in gpu_templates), f
