@@ -35,6 +35,7 @@ type env struct {
 	kubectl    string
 	cpLog      string
 	cpCmd      *exec.Cmd
+	cpDone     chan struct{} // closed when the control plane exited
 
 	rwBinary string // "" when the server binary is not there yet
 	helm     string // "" when helm is not available
@@ -184,13 +185,14 @@ func (e *env) startControlPlane(bin string) error {
 	}
 	e.cpCmd = cmd
 	e.kubeconfig = filepath.Join(dir, "kubeconfig")
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait(); logf.Close() }()
+	e.cpDone = make(chan struct{})
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); logf.Close(); close(e.cpDone) }()
 	deadline := time.Now().Add(3 * time.Minute)
 	for time.Now().Before(deadline) {
 		select {
-		case err := <-exited:
-			return fmt.Errorf("control plane exited before ready: %v", err)
+		case <-e.cpDone:
+			return fmt.Errorf("control plane exited before ready: %v", waitErr)
 		case <-time.After(300 * time.Millisecond):
 		}
 		if fileExists(filepath.Join(dir, "ready")) {
@@ -215,17 +217,12 @@ func (e *env) stopControlPlane() {
 		return
 	}
 	_ = e.cpCmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() {
-		for e.cpCmd.ProcessState == nil {
-			time.Sleep(100 * time.Millisecond)
-		}
-		close(done)
-	}()
 	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
+	case <-e.cpDone:
+	case <-time.After(3 * time.Second):
+		// Its data is thrown away: no need to wait for a graceful drain.
 		_ = syscall.Kill(-e.cpCmd.Process.Pid, syscall.SIGKILL)
+		<-e.cpDone
 	}
 }
 
@@ -307,6 +304,7 @@ func (w *webhook) start() error {
 		"--probe-listen", fmt.Sprintf("127.0.0.1:%d", w.probePort),
 		"--log-format", "text",
 		"--log-level", "debug", // a line per review, with its namespace
+		"--shutdown-delay", "1s",
 	}
 	cmd := exec.Command(E.rwBinary, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf

@@ -399,6 +399,7 @@ func serve(args []string) {
 	fl.String("policy", "", "")
 	fl.String("log-format", "text", "")
 	fl.String("log-level", "info", "")
+	fl.String("shutdown-delay", "5s", "")
 	_ = fl.Parse(args)
 	bug = os.Getenv("FAKEWEBHOOK_BUG")
 	loader := &certLoader{certFile: *cert, keyFile: *key}
