@@ -154,6 +154,9 @@ def expect_failure(values, *needles, sets=()):
 def binary():
     b = os.environ.get("RW_BINARY") or os.path.join(REPO, "build", "rdma-webhook")
     if not (os.path.isfile(b) and os.access(b, os.X_OK)):
+        if os.environ.get("CI") == "true":
+            # CI builds the binary first: a missing one is a broken pipeline, not a skip.
+            raise AssertionError(f"CI=true but no rdma-webhook binary at {b}: set RW_BINARY")
         raise Skip(f"rdma-webhook binary not found ({b}); build it or set RW_BINARY")
     return b
 
