@@ -7,6 +7,8 @@ import ssl
 import time
 from pathlib import Path
 
+import pytest
+
 from conftest import (HOST, Load, copy_atomically, gen_certs, patch_of, pod, review,
                       wait_until)
 
@@ -175,3 +177,29 @@ def test_configmap_symlink_swap_reloads_policy(server_factory, tmp_path, certs):
     assert patch_of(server.review("/mutate", review(pod("team-a")))[1]) is None
     swap_volume(vol, {"policy.yaml": b}, 2)
     assert wait_until(lambda: patch_of(server.review("/mutate", review(pod("team-a")))[1]), 10)
+
+
+@pytest.mark.skipif(os.environ.get("RW_SOAK") != "1", reason="soak: set RW_SOAK=1 (minutes)")
+def test_soak_rotations_under_load(server_factory, tmp_path, certs):
+    """Certificates and policy rotated over and over for RW_SOAK_SECONDS under load."""
+    live = tmp_path / "live"
+    shutil.copytree(certs, live)
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(POLICY_OFF)
+    server = server_factory(live, policy=policy).start()
+    issued = [reissue(certs, tmp_path / f"cert-{i}") for i in range(3)]
+    seconds = float(os.environ.get("RW_SOAK_SECONDS", "120"))
+    with Load(server, clients=8, body=review(pod("team-a"))) as load:
+        end = time.monotonic() + seconds
+        i = 0
+        while time.monotonic() < end:
+            new = issued[i % len(issued)]
+            copy_atomically(new / "tls.key", live / "tls.key")
+            copy_atomically(new / "tls.crt", live / "tls.crt")
+            staged = tmp_path / "policy.new"
+            staged.write_text(POLICY_HOST if i % 2 else POLICY_OFF)
+            os.replace(staged, policy)
+            i += 1
+            time.sleep(1.5)
+    assert load.failures == []
+    assert load.ok > seconds * 10
