@@ -208,6 +208,10 @@ func (e *env) startControlPlane(bin string) error {
 	return errors.New("control plane not ready within 3 minutes")
 }
 
+// strict: under CI (or E2E_REQUIRE_SERVER=1) what is missing fails instead
+// of being skipped or replaced by a fallback.
+func strict() bool { return os.Getenv("CI") == "true" || os.Getenv("E2E_REQUIRE_SERVER") == "1" }
+
 // withControllerManager: kube-controller-manager runs unless
 // E2E_CONTROLLER_MANAGER=0.
 func withControllerManager() bool { return os.Getenv("E2E_CONTROLLER_MANAGER") != "0" }
@@ -459,7 +463,7 @@ lines:
 func requireWebhook(t *testing.T) {
 	t.Helper()
 	if E.rwBinary == "" {
-		if os.Getenv("CI") == "true" || os.Getenv("E2E_REQUIRE_SERVER") == "1" {
+		if strict() {
 			t.Fatal("rdma-webhook binary not available (RW_BINARY), and CI=true / E2E_REQUIRE_SERVER=1 forbid skipping")
 		}
 		t.Skip("rdma-webhook binary not available (set RW_BINARY to a built rdma-webhook): scenario needs the server")

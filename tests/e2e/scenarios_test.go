@@ -122,6 +122,9 @@ func TestControlPlane(t *testing.T) {
 func TestChartObjectsServerDryRun(t *testing.T) {
 	logsOnFailure(t)
 	if E.helm == "" {
+		if strict() {
+			t.Fatal("helm not available, and CI=true / E2E_REQUIRE_SERVER=1 forbid skipping")
+		}
 		t.Skip("helm not available: run scripts/install-helm.sh (tests/e2e/run.sh does)")
 	}
 	objs, rendered, err := E.helmTemplate()

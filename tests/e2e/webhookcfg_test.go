@@ -102,6 +102,8 @@ func (e *env) webhookConfigsForTest() ([]map[string]any, bool, error) {
 	}
 	if len(configs) > 0 {
 		fromChart = true
+	} else if strict() {
+		return nil, false, fmt.Errorf("the chart rendered no webhook configurations (helm: %q, error: %v), and CI=true / E2E_REQUIRE_SERVER=1 forbid the fallback", e.helm, err)
 	} else {
 		fmt.Fprintln(os.Stderr, "e2e: WARNING: the chart renders no webhook configurations yet: using the built-in fallback (testdata/webhook-fallback.yaml)")
 		data, err := os.ReadFile(filepath.Join(e.repo, "tests/e2e/testdata/webhook-fallback.yaml"))
