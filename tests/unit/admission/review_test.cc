@@ -1,0 +1,172 @@
+#include "rdma_webhook/admission/review.h"
+
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace rw::admission {
+namespace {
+
+using nlohmann::json;
+
+std::string Review(const json& request, std::string_view version = kApiVersionV1) {
+  return json{{"apiVersion", version}, {"kind", "AdmissionReview"}, {"request", request}}.dump();
+}
+
+const json kPod = {{"apiVersion", "v1"},
+                   {"kind", "Pod"},
+                   {"metadata", {{"name", "p"}, {"namespace", "from-object"}}},
+                   {"spec", {{"containers", json::array()}}}};
+
+struct DecodeFailure {
+  std::string name;
+  std::string body;
+  std::string uid_echoed;  // the uid the error carries, "" when unknown
+};
+
+class DecodeFailures : public ::testing::TestWithParam<DecodeFailure> {};
+
+TEST_P(DecodeFailures, AreDecodeErrors) {
+  try {
+    DecodeReview(GetParam().body);
+    FAIL() << "decoded";
+  } catch (const DecodeError& e) {
+    EXPECT_EQ(e.uid(), GetParam().uid_echoed);
+    EXPECT_FALSE(std::string(e.what()).empty());
+  }
+}
+
+std::string Nested(std::size_t depth) { return std::string(depth, '[') + std::string(depth, ']'); }
+
+INSTANTIATE_TEST_SUITE_P(
+    Table, DecodeFailures,
+    ::testing::Values(
+        DecodeFailure{"MalformedJson", "{\"apiVersion\":", ""}, DecodeFailure{"EmptyBody", "", ""},
+        DecodeFailure{"NotAnObject", "[1,2]", ""},
+        DecodeFailure{"OtherApiVersion",
+                      R"({"apiVersion":"v1","kind":"AdmissionReview","request":{"uid":"u"}})", ""},
+        DecodeFailure{"OtherKind",
+                      R"({"apiVersion":"admission.k8s.io/v1","kind":"Pod","request":{"uid":"u"}})",
+                      ""},
+        DecodeFailure{"NoRequest",
+                      R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"})", ""},
+        DecodeFailure{"NoUid", Review({{"operation", "CREATE"}, {"object", kPod}}), ""},
+        DecodeFailure{"UidNotString", Review({{"uid", 7}, {"operation", "CREATE"}}), ""},
+        DecodeFailure{"NoOperation", Review({{"uid", "u1"}, {"object", kPod}}), "u1"},
+        DecodeFailure{"CreateWithoutObject", Review({{"uid", "u2"}, {"operation", "CREATE"}}),
+                      "u2"},
+        DecodeFailure{"ObjectIsAString",
+                      Review({{"uid", "u3"}, {"operation", "CREATE"}, {"object", "pod"}}), "u3"},
+        DecodeFailure{"ObjectIsAnArray",
+                      Review({{"uid", "u4"}, {"operation", "CREATE"}, {"object", json::array()}}),
+                      "u4"},
+        DecodeFailure{"UpdateWithoutOldObject",
+                      Review({{"uid", "u5"}, {"operation", "UPDATE"}, {"object", kPod}}), "u5"},
+        DecodeFailure{
+            "NamespaceNotString",
+            Review({{"uid", "u6"}, {"operation", "CREATE"}, {"namespace", 1}, {"object", kPod}}),
+            "u6"},
+        DecodeFailure{
+            "DryRunNotBoolean",
+            Review({{"uid", "u7"}, {"operation", "CREATE"}, {"dryRun", "yes"}, {"object", kPod}}),
+            "u7"},
+        DecodeFailure{"HostileNesting", "{\"a\":" + Nested(100000) + "}", ""}),
+    [](const auto& row) { return row.param.name; });
+
+TEST(DecodeReview, ReadsV1) {
+  const Request r = DecodeReview(Review({{"uid", "abc"},
+                                         {"operation", "CREATE"},
+                                         {"namespace", "team-a"},
+                                         {"name", "p"},
+                                         {"dryRun", true},
+                                         {"object", kPod}}));
+  EXPECT_EQ(r.api_version, kApiVersionV1);
+  EXPECT_EQ(r.uid, "abc");
+  EXPECT_EQ(r.operation, "CREATE");
+  EXPECT_EQ(r.ns, "team-a");
+  EXPECT_EQ(r.name, "p");
+  EXPECT_TRUE(r.dry_run);
+  EXPECT_EQ(r.object, kPod);
+  EXPECT_TRUE(r.old_object.is_null());
+}
+
+TEST(DecodeReview, ReadsV1beta1) {
+  const Request r = DecodeReview(
+      Review({{"uid", "b"}, {"operation", "CREATE"}, {"object", kPod}}, kApiVersionV1beta1));
+  EXPECT_EQ(r.api_version, kApiVersionV1beta1);
+}
+
+TEST(DecodeReview, NamespaceFallsBackToObjectMetadata) {
+  const Request r = DecodeReview(Review({{"uid", "b"}, {"operation", "CREATE"}, {"object", kPod}}));
+  EXPECT_EQ(r.ns, "from-object");
+}
+
+TEST(DecodeReview, DeleteNeedsNoObject) {
+  const Request r =
+      DecodeReview(Review({{"uid", "d"}, {"operation", "DELETE"}, {"oldObject", kPod}}));
+  EXPECT_TRUE(r.object.is_null());
+  EXPECT_EQ(r.operation, "DELETE");
+}
+
+TEST(DecodeReview, NestingAtTheLimitIsAccepted) {
+  json deep = json::array();
+  for (int i = 0; i < 100; ++i) deep = json::array({deep});
+  json pod = kPod;
+  pod["spec"]["deep"] = deep;
+  EXPECT_NO_THROW(DecodeReview(Review({{"uid", "n"}, {"operation", "CREATE"}, {"object", pod}})));
+}
+
+TEST(EncodeReview, PatchTypeOnlyWithPatch) {
+  Response r;
+  r.uid = "u";
+  json without = json::parse(EncodeReview(kApiVersionV1, r));
+  EXPECT_FALSE(without["response"].contains("patchType"));
+  EXPECT_FALSE(without["response"].contains("patch"));
+  EXPECT_FALSE(without["response"].contains("status"));
+  r.patch = R"([{"op":"add","path":"/a","value":1}])";
+  json with = json::parse(EncodeReview(kApiVersionV1, r));
+  EXPECT_EQ(with["response"]["patchType"], "JSONPatch");
+  EXPECT_EQ(with["response"]["patch"], Base64(*r.patch));
+}
+
+TEST(EncodeReview, AnswersInTheRequestsVersion) {
+  Response r;
+  r.uid = "u";
+  EXPECT_EQ(json::parse(EncodeReview(kApiVersionV1beta1, r))["apiVersion"], kApiVersionV1beta1);
+  EXPECT_EQ(json::parse(EncodeReview(kApiVersionV1, r))["apiVersion"], kApiVersionV1);
+  EXPECT_EQ(json::parse(EncodeReview("", r))["apiVersion"], kApiVersionV1);
+}
+
+TEST(EncodeReview, DenialCarriesStatus) {
+  Response r;
+  r.uid = "u";
+  r.allowed = false;
+  r.status = {403, "Forbidden", "no"};
+  r.warnings = {"w"};
+  r.audit_annotations = {{"path", "sriov"}};
+  const json out = json::parse(EncodeReview(kApiVersionV1, r))["response"];
+  EXPECT_EQ(out["uid"], "u");
+  EXPECT_EQ(out["allowed"], false);
+  EXPECT_EQ(out["status"]["code"], 403);
+  EXPECT_EQ(out["status"]["reason"], "Forbidden");
+  EXPECT_EQ(out["status"]["message"], "no");
+  EXPECT_EQ(out["warnings"], json::array({"w"}));
+  EXPECT_EQ(out["auditAnnotations"]["path"], "sriov");
+}
+
+struct Base64Case {
+  std::string in, out;
+};
+class Base64Vectors : public ::testing::TestWithParam<Base64Case> {};
+TEST_P(Base64Vectors, MatchRfc4648) { EXPECT_EQ(Base64(GetParam().in), GetParam().out); }
+INSTANTIATE_TEST_SUITE_P(Rfc4648, Base64Vectors,
+                         ::testing::Values(Base64Case{"", ""}, Base64Case{"f", "Zg=="},
+                                           Base64Case{"fo", "Zm8="}, Base64Case{"foo", "Zm9v"},
+                                           Base64Case{"foob", "Zm9vYg=="},
+                                           Base64Case{"fooba", "Zm9vYmE="},
+                                           Base64Case{"foobar", "Zm9vYmFy"},
+                                           Base64Case{std::string("\xff\xfe\x00", 3), "//4A"}));
+
+}  // namespace
+}  // namespace rw::admission

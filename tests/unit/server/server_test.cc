@@ -1,0 +1,213 @@
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "../../../src/server/tls.h"
+#include "rdma_webhook/server/file_watch.h"
+#include "rdma_webhook/server/log.h"
+#include "rdma_webhook/server/metrics.h"
+#include "rdma_webhook/server/serve.h"
+
+namespace rw::server {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct AddressCase {
+  std::string text;
+  std::string host;
+  std::uint16_t port;
+};
+class ListenAddresses : public ::testing::TestWithParam<AddressCase> {};
+TEST_P(ListenAddresses, Parse) {
+  const ListenAddress a = ParseListenAddress(GetParam().text);
+  EXPECT_EQ(a.host, GetParam().host);
+  EXPECT_EQ(a.port, GetParam().port);
+}
+INSTANTIATE_TEST_SUITE_P(Table, ListenAddresses,
+                         ::testing::Values(AddressCase{"0.0.0.0:8443", "0.0.0.0", 8443},
+                                           AddressCase{"127.0.0.1:0", "127.0.0.1", 0},
+                                           AddressCase{":8080", "", 8080},
+                                           AddressCase{"[::1]:443", "::1", 443},
+                                           AddressCase{"localhost:65535", "localhost", 65535}));
+
+class BadListenAddresses : public ::testing::TestWithParam<std::string> {};
+TEST_P(BadListenAddresses, Throw) {
+  EXPECT_THROW(ParseListenAddress(GetParam()), std::invalid_argument);
+}
+INSTANTIATE_TEST_SUITE_P(Table, BadListenAddresses,
+                         ::testing::Values("8443", "host:", "host:65536", "host:-1", "::1:80",
+                                           "[::1]", "[::1]80", "host:80x", "host:123456"));
+
+TEST(Metrics, RendersTheContractNames) {
+  Metrics m;
+  m.CountRequest("mutate", 200, 0.00005);
+  m.CountRequest("mutate", 200, 0.003);
+  m.CountRequest("validate", 400, 0.2);
+  m.CountDecision("validate", "sriov", false);
+  m.CountFinding("ipc-lock-missing", "error");
+  m.CountReload("policy", false);
+  m.AddInflight(2);
+  m.AddInflight(-1);
+  const std::string text = m.Render();
+  for (const char* expected : {
+           "rdma_webhook_requests_total{endpoint=\"mutate\",code=\"200\"} 2\n",
+           "rdma_webhook_requests_total{endpoint=\"validate\",code=\"400\"} 1\n",
+           "rdma_webhook_request_duration_seconds_bucket{le=\"0.0001\"} 1\n",
+           "rdma_webhook_request_duration_seconds_bucket{le=\"0.005\"} 2\n",
+           "rdma_webhook_request_duration_seconds_bucket{le=\"+Inf\"} 3\n",
+           "rdma_webhook_request_duration_seconds_count 3\n",
+           "rdma_webhook_decisions_total{endpoint=\"validate\",path=\"sriov\",allowed=\"false\"} "
+           "1\n",
+           "rdma_webhook_findings_total{rule=\"ipc-lock-missing\",severity=\"error\"} 1\n",
+           "rdma_webhook_inflight_requests 1\n",
+           "rdma_webhook_reloads_total{what=\"policy\",result=\"failure\"} 1\n",
+           "rdma_webhook_reloads_total{what=\"tls\",result=\"success\"} 0\n",
+           "rdma_webhook_build_info{version=\"",
+           "# TYPE rdma_webhook_request_duration_seconds histogram\n",
+       }) {
+    EXPECT_NE(text.find(expected), std::string::npos) << expected << "\n" << text;
+  }
+}
+
+TEST(Metrics, EscapesLabelValues) { EXPECT_EQ(EscapeLabelValue("a\"b\\c\nd"), "a\\\"b\\\\c\\nd"); }
+
+class TempDir {
+ public:
+  TempDir() {
+    path_ = fs::temp_directory_path() /
+            ("rw-server-test-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+             "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+void Write(const fs::path& p, const std::string& content) {
+  std::ofstream(p, std::ios::binary | std::ios::trunc) << content;
+}
+
+TEST(FileWatch, SeesContentChangesOnly) {
+  TempDir dir;
+  const fs::path f = dir.path() / "policy.yaml";
+  Write(f, "a");
+  FileWatch watch({f.string()});
+  EXPECT_FALSE(watch.Changed());
+  Write(f, "a");  // same bytes rewritten: nothing to reload
+  EXPECT_FALSE(watch.Changed());
+  Write(f, "b");
+  EXPECT_TRUE(watch.Changed());
+  EXPECT_FALSE(watch.Changed());
+  fs::remove(f);
+  EXPECT_TRUE(watch.Changed());  // vanished: a reload attempt will log and count the failure
+  Write(f, "b");
+  EXPECT_TRUE(watch.Changed());
+}
+
+TEST(FileWatch, SeesTheKubernetesDataSymlinkSwap) {
+  TempDir dir;
+  const fs::path& root = dir.path();
+  fs::create_directory(root / "..v1");
+  fs::create_directory(root / "..v2");
+  Write(root / "..v1" / "tls.crt", "one");
+  Write(root / "..v2" / "tls.crt", "two");
+  fs::create_directory_symlink("..v1", root / "..data");
+  fs::create_symlink("..data/tls.crt", root / "tls.crt");
+  FileWatch watch({(root / "tls.crt").string()});
+  EXPECT_FALSE(watch.Changed());
+  fs::create_directory_symlink("..v2", root / "..data_tmp");
+  fs::rename(root / "..data_tmp", root / "..data");
+  EXPECT_TRUE(watch.Changed());
+  EXPECT_EQ(ReadFile((root / "tls.crt").string()), "two");
+}
+
+TEST(ReadFile, NamesTheFile) {
+  try {
+    ReadFile("/nonexistent/rw/policy.yaml");
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/rw/policy.yaml"), std::string::npos);
+  }
+}
+
+TEST(Log, JsonFieldsFollowTheMessage) {
+  const std::string line =
+      log::FormatFields(true, "denied", nlohmann::json{{"uid", "u\"1"}, {"rules", {"a", "b"}}});
+  const auto parsed = nlohmann::json::parse("{" + line + "}");
+  EXPECT_EQ(parsed["msg"], "denied");
+  EXPECT_EQ(parsed["uid"], "u\"1");
+  EXPECT_EQ(parsed["rules"].size(), 2u);
+}
+
+TEST(Log, TextIsKeyValue) {
+  EXPECT_EQ(log::FormatFields(false, "policy reloaded", {{"file", "/p.yaml"}, {"n", 2}}),
+            "policy reloaded file=/p.yaml n=2");
+}
+
+TEST(Log, RejectsUnknownFormatAndLevel) {
+  EXPECT_THROW(log::Setup("xml", "info"), std::invalid_argument);
+  EXPECT_THROW(log::Setup("json", "loud"), std::invalid_argument);
+  EXPECT_NO_THROW(log::Setup("text", "warn"));
+}
+
+// A self-signed ECDSA certificate made with the openssl CLI, as the integration suite does.
+class TlsFilesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string cmd =
+        "openssl req -x509 -nodes -newkey ec -pkeyopt "
+        "ec_paramgen_curve:P-256 -days 1 -subj /CN=localhost -keyout " +
+        (dir_.path() / "tls.key").string() + " -out " + (dir_.path() / "tls.crt").string() +
+        " 2>/dev/null";
+    ASSERT_EQ(std::system(cmd.c_str()), 0);
+  }
+  TlsFiles Files() const {
+    return {(dir_.path() / "tls.crt").string(), (dir_.path() / "tls.key").string(), ""};
+  }
+  TempDir dir_;
+};
+
+TEST_F(TlsFilesTest, GoodPairBuildsAContext) { EXPECT_NE(MakeTlsContext(Files()), nullptr); }
+
+TEST_F(TlsFilesTest, ErrorsNameTheFile) {
+  TlsFiles f = Files();
+  Write(dir_.path() / "bad.key", "garbage");
+  f.key = (dir_.path() / "bad.key").string();
+  try {
+    MakeTlsContext(f);
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(f.key), std::string::npos) << e.what();
+  }
+  f = Files();
+  f.client_ca = (dir_.path() / "missing-ca.crt").string();
+  try {
+    MakeTlsContext(f);
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(f.client_ca), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(TlsFilesTest, MismatchedKeyIsRefused) {
+  const std::string cmd = "openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out " +
+                          (dir_.path() / "other.key").string() + " 2>/dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  TlsFiles f = Files();
+  f.key = (dir_.path() / "other.key").string();
+  EXPECT_THROW(MakeTlsContext(f), std::runtime_error);
+}
+
+}  // namespace
+}  // namespace rw::server
