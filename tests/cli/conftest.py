@@ -53,9 +53,23 @@ class Run:
             raise AssertionError(f"a stdout line is not JSON ({e}):\n{self!r}") from None
 
 
+def _sanitized():
+    """True for an ASan build: it reserves terabytes of address space and runs slower."""
+    b = binary()
+    if "ASAN_OPTIONS" in os.environ:
+        return True
+    try:
+        with open(b, "rb") as f:
+            return b"__asan_init" in f.read()
+    except OSError:
+        return False
+
+
+SANITIZED = _sanitized()
 # Address-space cap for the binary (MiB) so a runaway input cannot take the shared machine
-# down; 0 disables it (needed for ASan builds, which reserve huge virtual ranges).
-MEM_LIMIT_MB = int(os.environ.get("RW_TEST_MEM_LIMIT_MB", "4096"))
+# down; 0 disables it (and an ASan build never gets one).
+MEM_LIMIT_MB = 0 if SANITIZED else int(os.environ.get("RW_TEST_MEM_LIMIT_MB", "4096"))
+TIMEOUT_FACTOR = 4 if SANITIZED else 1
 
 
 def _limit_memory():
@@ -71,10 +85,11 @@ def rw(*args, input=None, timeout=30, cwd=None):
         pytest.fail(f"binary {b} not found (build it, or set RW_BINARY)")
     try:
         proc = subprocess.run([str(b), *map(str, args)], input=input, capture_output=True,
-                              text=True, timeout=timeout, cwd=cwd, preexec_fn=_limit_memory,
-                              errors="replace")
+                              text=True, timeout=timeout * TIMEOUT_FACTOR, cwd=cwd,
+                              preexec_fn=_limit_memory, errors="replace")
     except subprocess.TimeoutExpired:
-        pytest.fail(f"rdma-webhook {' '.join(map(str, args))} hung for {timeout}s")
+        pytest.fail(f"rdma-webhook {' '.join(map(str, args))} hung for "
+                    f"{timeout * TIMEOUT_FACTOR}s")
     r = Run(args, proc)
     if r.rc < 0:
         pytest.fail(f"killed by signal {signal.Signals(-r.rc).name}:\n{r!r}")
