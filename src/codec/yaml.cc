@@ -16,7 +16,7 @@ using nlohmann::json;
 
 // Alias expansion can blow a small text up exponentially ("billion laughs"); past this many
 // converted nodes the document is refused.
-constexpr std::size_t kMaxNodes = 2'000'000;
+constexpr std::size_t kMaxNodes = 500'000;
 
 class ConversionError : public std::runtime_error {
  public:
@@ -67,6 +67,12 @@ json ResolvePlain(const std::string& s) {
     if (s == t) return true;
   for (const char* f : kFalse)
     if (s == f) return false;
+  if (s.size() > 1 && s[0] == '0' &&
+      std::all_of(s.begin() + 1, s.end(), [](char c) { return c >= '0' && c <= '7'; })) {
+    long long v = 0;  // YAML 1.1 octal, as kubectl reads it
+    auto [ptr, ec] = std::from_chars(s.data() + 1, s.data() + s.size(), v, 8);
+    if (ec == std::errc() && ptr == s.data() + s.size()) return v;
+  }
   if (IsDecimal(s)) {
     long long v = 0;
     const char* begin = s.data() + (s[0] == '+' ? 1 : 0);
@@ -230,10 +236,53 @@ bool LooksLikeJson(std::string_view text) {
   return it != text.end() && (*it == '{' || *it == '[');
 }
 
+// Offset of the first byte that is not well-formed UTF-8, or npos. YAML is Unicode text and JSON
+// output must be valid UTF-8, so a Latin-1 file is refused here with its line, not later.
+std::size_t InvalidUtf8At(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    std::size_t n = 0;
+    unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if (c >= 0xC2 && c <= 0xDF) {
+      n = 1;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      n = 2;
+      if (c == 0xE0) lo = 0xA0;  // overlong
+      if (c == 0xED) hi = 0x9F;  // surrogates
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      n = 3;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;
+    } else {
+      return i;
+    }
+    if (i + n >= s.size()) return i;
+    const auto second = static_cast<unsigned char>(s[i + 1]);
+    if (second < lo || second > hi) return i;
+    for (std::size_t k = 2; k <= n; ++k)
+      if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return i;
+    i += n + 1;
+  }
+  return std::string_view::npos;
+}
+
 SourceDocument ParseChunk(const Chunk& chunk, std::size_t index) {
   SourceDocument doc;
   doc.index = index;
   doc.line = chunk.first_line;
+  if (const std::size_t bad = InvalidUtf8At(chunk.text); bad != std::string_view::npos) {
+    const auto line =
+        chunk.first_line +
+        static_cast<std::size_t>(std::count(
+            chunk.text.begin(), chunk.text.begin() + static_cast<std::ptrdiff_t>(bad), '\n'));
+    doc.error = "line " + std::to_string(line) + ": invalid UTF-8 (byte offset " +
+                std::to_string(bad) + " of the document); save the file as UTF-8";
+    return doc;
+  }
   if (Blank(chunk.text)) return doc;
   try {
     if (LooksLikeJson(chunk.text)) {
@@ -284,7 +333,10 @@ void Emit(YAML::Emitter& out, const json& value) {
     case json::value_t::string: {
       const auto& s = value.get_ref<const std::string&>();
       // Quote whatever a YAML 1.1 reader would not read back as this same string.
-      if (!ResolvePlain(s).is_string() || s.find('\n') != std::string::npos) {
+      // Number-like text (012, 1_000, 1:20, .5) means a number to some YAML 1.1 readers.
+      const bool number_like =
+          !s.empty() && std::string_view("0123456789+-.").find(s[0]) != std::string_view::npos;
+      if (!ResolvePlain(s).is_string() || number_like || s.find('\n') != std::string::npos) {
         out << YAML::DoubleQuoted << s;
       } else {
         out << s;
@@ -307,7 +359,7 @@ void Emit(YAML::Emitter& out, const json& value) {
 
 std::vector<SourceDocument> ParseStream(std::string_view text) {
   std::vector<SourceDocument> docs;
-  if (LooksLikeJson(text)) {
+  if (LooksLikeJson(text) && InvalidUtf8At(text) == std::string_view::npos) {
     // A whole JSON text is one document even when it spans lines that look like separators.
     if (JsonNestingDepth(text) <= kMaxNestingDepth) {
       json parsed = json::parse(text, nullptr, false);

@@ -71,19 +71,28 @@ std::vector<EnvWant> WantedEnv(const policy::NamespacePolicy& ns) {
     for (const auto& [name, value] : ns.nccl.extra_env) {
       const bool managed =
           std::any_of(env.begin(), env.end(), [&](const EnvWant& e) { return e.name == name; });
-      if (!managed) env.push_back({name, value});
+      if (!managed) env.push_back({name, value, true});
     }
   }
   return env;
 }
 
 void PlanAttachment(const nccl::NetworkAttachment& want, const TemplateNetworks& nets,
-                    const workload::PodTemplate& t, const policy::NamespacePolicy& ns,
+                    const policy::NamespacePolicy& ns, std::vector<bool>& used,
                     TemplatePlan& plan) {
   const std::string pointer = nets.pointer;
+  // Several rails may attach the same network under different interfaces: an item already
+  // attached exactly as wanted serves this rail; otherwise the first unused item of the network.
   for (const auto& have : nets.parsed.attachments) {
-    if (have.name == want.name && have.ns == want.ns) {
-      if (!want.explicit_interface || have.interface == want.interface) return;
+    if (!used[have.item] && have.name == want.name && have.ns == want.ns &&
+        (!want.explicit_interface || have.interface == want.interface)) {
+      used[have.item] = true;
+      return;
+    }
+  }
+  for (const auto& have : nets.parsed.attachments) {
+    if (!used[have.item] && have.name == want.name && have.ns == want.ns) {
+      used[have.item] = true;
       if (ns.on_conflict == policy::OnConflict::kOverride) {
         plan.renames.push_back({have.item, want.interface});
       } else {
@@ -106,7 +115,6 @@ void PlanAttachment(const nccl::NetworkAttachment& want, const TemplateNetworks&
       return;
     }
   }
-  (void)t;
   plan.attach.push_back(want);
 }
 
@@ -165,6 +173,7 @@ TemplatePlan PlanTemplate(const workload::PodTemplate& t, const policy::Policy& 
   plan.ipc_lock = rdma_mode;
   plan.shm = rdma_mode && ns.inject_shm && !t.host_ipc;
   const TemplateNetworks nets = ReadNetworks(t, ns, pod_ns);
+  std::vector<bool> used(nets.parsed.attachments.size(), false);
 
   switch (ns.mode) {
     case Mode::kHostNetwork: {
@@ -193,7 +202,7 @@ TemplatePlan PlanTemplate(const workload::PodTemplate& t, const policy::Policy& 
         want.name = n.network;
         want.interface = n.interface;
         want.explicit_interface = true;
-        PlanAttachment(want, nets, t, ns, plan);
+        PlanAttachment(want, nets, ns, used, plan);
         plan.claims[n.resource] += n.count;
       }
       break;
@@ -207,7 +216,7 @@ TemplatePlan PlanTemplate(const workload::PodTemplate& t, const policy::Policy& 
             slash == std::string::npos ? ns.shared.network : ns.shared.network.substr(slash + 1);
         want.interface = ns.shared.interface;
         want.explicit_interface = !ns.shared.interface.empty();
-        PlanAttachment(want, nets, t, ns, plan);
+        PlanAttachment(want, nets, ns, used, plan);
       }
       plan.claims[ns.shared.resource] = ns.shared.count;
       break;
@@ -235,7 +244,7 @@ TemplatePlan PlanTemplate(const workload::PodTemplate& t, const policy::Policy& 
     if (!c.gpu) continue;
     for (const auto& want : plan.env) {
       const workload::EnvVar* have = c.FindEnv(want.name);
-      if (have == nullptr || have->from_ref || !have->value) continue;
+      if (want.extra || have == nullptr || have->from_ref || !have->value) continue;
       if (SameEnvValue(want.name, *have->value, want.value, plan.interfaces, host_network))
         continue;
       plan.conflicts.push_back({c.pointer + "/env/" + std::to_string(have->index) + "/value",

@@ -16,6 +16,7 @@ namespace rw::rules {
 struct EnvWant {
   std::string name;
   std::string value;
+  bool extra = false;  // from nccl.extraEnv: added when absent, a user value is never a conflict
 };
 
 // A user value that means something else than what the mode sets.
