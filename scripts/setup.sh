@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Installs what building, running and testing rdma-webhook needs on a fresh Debian 12 machine:
+# Debian packages (as root, with apt-get), Python test modules (pip), and, with --test, Helm
+# (built from source with `go install`). Skips whatever is already present, so it is cheap to
+# run before every build.
+#
+#   scripts/setup.sh           # build and run
+#   scripts/setup.sh --test    # also what the test suites need
+set -euo pipefail
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+want_test=0
+[ "${1:-}" = "--test" ] && want_test=1
+
+packages=(g++ cmake ninja-build pkg-config git openssl curl
+          libboost1.81-dev libssl-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
+          libyaml-cpp-dev libcli11-dev libgtest-dev libgmock-dev)
+[ "$want_test" = 1 ] && packages+=(clang-format wrk)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}" >&2
+  if [ "$(id -u)" != 0 ]; then
+    echo "setup: these Debian packages are missing and installing them needs root: ${missing[*]}" >&2
+    exit 1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if [ "$want_test" = 1 ]; then
+  py=${PYTHON:-python3}
+  for spec in "pytest:pytest" "yaml:PyYAML" "jsonpatch:jsonpatch"; do
+    mod=${spec%%:*} pkg=${spec#*:}
+    "$py" -c "import $mod" 2>/dev/null || "$py" -m pip install --quiet "$pkg"
+  done
+  command -v go >/dev/null || { echo "setup: the Go toolchain is needed for Helm and the e2e control plane" >&2; exit 1; }
+  "$REPO/scripts/install-helm.sh" >/dev/null
+fi
+echo "setup: ok" >&2

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it: installs what is missing, checks formatting, builds with
+# warnings as errors, runs the unit tests (GoogleTest via ctest), the CLI contract suite, the
+# server integration suite, the end-to-end suite against a real kube-apiserver, the chart
+# suite, and the unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer.
+#
+#   scripts/test.sh                 # everything
+#   scripts/test.sh unit cli        # only these stages (names below)
+#
+# Every stage runs even when an earlier one failed; the exit status is non-zero if any failed.
+set -uo pipefail
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$REPO"
+ALL=(format build unit cli integration e2e chart sanitizers)
+STAGES=("$@")
+((${#STAGES[@]})) || STAGES=("${ALL[@]}")
+export RW_BINARY="$REPO/build/rdma-webhook"
+
+passed=() failed=()
+stage() {  # stage NAME COMMAND...
+  local name=$1 start=$SECONDS
+  shift
+  echo "===== $name =====" >&2
+  if "$@"; then passed+=("$name"); else failed+=("$name"); fi
+  echo "===== $name: $((SECONDS - start))s =====" >&2
+}
+
+format_check() {
+  local files
+  mapfile -t files < <(git ls-files '*.cc' '*.h' | grep -v '^tests/e2e/')
+  clang-format --dry-run --Werror "${files[@]}"
+}
+unit() { ctest --test-dir build --output-on-failure -j "$(nproc)" --timeout 300; }
+sanitizers() {
+  BUILD_DIR="$REPO/build-asan" scripts/build.sh -DRW_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug &&
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+      ctest --test-dir build-asan --output-on-failure -j "$(nproc)" --timeout 600 &&
+    RW_BINARY="$REPO/build-asan/rdma-webhook" ASAN_OPTIONS=detect_leaks=1 \
+      tests/cli/run.sh -k "not fuzz"
+}
+
+scripts/setup.sh --test || { echo "setup failed" >&2; exit 1; }
+for s in "${STAGES[@]}"; do
+  case "$s" in
+    format) stage format format_check ;;
+    build) stage build scripts/build.sh ;;
+    unit) stage unit unit ;;
+    cli) stage cli tests/cli/run.sh ;;
+    integration) stage integration tests/integration/run.sh ;;
+    e2e) stage e2e tests/e2e/run.sh ;;
+    chart) stage chart tests/chart/run.sh ;;
+    sanitizers) stage sanitizers sanitizers ;;
+    *) echo "unknown stage '$s' (stages: ${ALL[*]})" >&2; exit 2 ;;
+  esac
+done
+echo "passed stages: ${passed[*]:-none}" >&2
+echo "failed stages: ${failed[*]:-none}" >&2
+echo "stages: ${#passed[@]} passed, ${#failed[@]} failed"
+((${#failed[@]} == 0))
