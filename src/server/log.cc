@@ -92,8 +92,12 @@ std::string FormatFields(bool as_json, std::string_view message, const nlohmann:
       text += ' ';
       text += k;
       text += '=';
-      text += v.is_string() ? v.get<std::string>()
-                            : v.dump(-1, ' ', false, json::error_handler_t::replace);
+      // Plain strings stay bare; anything a reader could split (spaces, quotes, '=') is
+      // quoted the JSON way, so `key=value` pairs stay unambiguous.
+      const bool bare =
+          v.is_string() && !v.get_ref<const std::string&>().empty() &&
+          v.get_ref<const std::string&>().find_first_of(" \"=\n\t") == std::string::npos;
+      text += bare ? v.get<std::string>() : v.dump(-1, ' ', false, json::error_handler_t::replace);
     }
   }
   return text;

@@ -50,6 +50,15 @@ int SelectAlpn(SSL*, const unsigned char** out, unsigned char* outlen, const uns
   return SSL_TLSEXT_ERR_NOACK;
 }
 
+// Startup and reload messages say which of the files is at fault, not only its path.
+std::string ReadPem(const std::string& path, const char* role) {
+  try {
+    return ReadFile(path);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(std::string(role) + " " + e.what());
+  }
+}
+
 void Check(bool ok, const std::string& what) {
   if (!ok) throw std::runtime_error(what + ": " + OpenSslError());
 }
@@ -74,8 +83,8 @@ std::shared_ptr<ssl::context> MakeTlsContext(const TlsFiles& files) {
   // DHE suites need parameters; let OpenSSL pick them to match the key size.
   SSL_CTX_set_dh_auto(native, 1);
 
-  const std::string cert = ReadFile(files.cert);
-  const std::string key = ReadFile(files.key);
+  const std::string cert = ReadPem(files.cert, "TLS certificate");
+  const std::string key = ReadPem(files.key, "TLS key");
   boost::system::error_code ec;
   ctx->use_certificate_chain(boost::asio::buffer(cert), ec);
   if (ec)
@@ -87,7 +96,7 @@ std::shared_ptr<ssl::context> MakeTlsContext(const TlsFiles& files) {
     throw std::runtime_error(files.key + ": private key does not match certificate " + files.cert);
   }
   if (!files.client_ca.empty()) {
-    const std::string ca = ReadFile(files.client_ca);
+    const std::string ca = ReadPem(files.client_ca, "client CA");
     ctx->add_certificate_authority(boost::asio::buffer(ca), ec);
     if (ec) {
       throw std::runtime_error(files.client_ca + ": not a usable PEM CA bundle: " + OpenSslError());

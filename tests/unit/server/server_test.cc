@@ -150,6 +150,11 @@ TEST(Log, JsonFieldsFollowTheMessage) {
   EXPECT_EQ(parsed["rules"].size(), 2u);
 }
 
+TEST(Log, TextQuotesValuesWithSpaces) {
+  EXPECT_EQ(log::FormatFields(false, "serving", {{"policy", "embedded default"}, {"empty", ""}}),
+            "serving empty=\"\" policy=\"embedded default\"");
+}
+
 TEST(Log, TextIsKeyValue) {
   EXPECT_EQ(log::FormatFields(false, "policy reloaded", {{"file", "/p.yaml"}, {"n", 2}}),
             "policy reloaded file=/p.yaml n=2");
