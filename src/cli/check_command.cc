@@ -74,13 +74,8 @@ void PrintText(const Checked& c, const Style& s) {
 }
 
 int RunCheck(const ManifestFlags& flags) {
-  std::shared_ptr<const policy::Policy> policy;
-  try {
-    policy = LoadPolicy(flags.policy_file);
-  } catch (const std::exception& e) {
-    std::cerr << "error: " << e.what() << "\n";
-    return kExitError;
-  }
+  const auto policy = LoadPolicyOrReport(flags.policy_file);
+  if (!policy) return kExitError;
   Inputs inputs = ReadInputs(flags.inputs);
   std::vector<Checked> results;
   for (const auto& doc : inputs.documents) {

@@ -27,6 +27,15 @@ std::shared_ptr<const policy::Policy> LoadPolicy(const std::string& file) {
   }
 }
 
+std::shared_ptr<const policy::Policy> LoadPolicyOrReport(const std::string& file) {
+  try {
+    return LoadPolicy(file);
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return nullptr;
+  }
+}
+
 void PrintInputErrors(const std::vector<InputError>& errors) {
   for (const auto& e : errors) std::cerr << "error: " << e.source << ": " << e.message << "\n";
 }

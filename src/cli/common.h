@@ -25,6 +25,9 @@ void AddManifestFlags(CLI::App& cmd, ManifestFlags& flags, const std::string& de
 // file and the field.
 std::shared_ptr<const policy::Policy> LoadPolicy(const std::string& file);
 
+// LoadPolicy, or nullptr after printing the error on stderr.
+std::shared_ptr<const policy::Policy> LoadPolicyOrReport(const std::string& file);
+
 // Prints "error: <source>: <message>" lines on stderr.
 void PrintInputErrors(const std::vector<InputError>& errors);
 

@@ -9,13 +9,8 @@ namespace rw::cli {
 namespace {
 
 int RunMutate(const ManifestFlags& flags) {
-  std::shared_ptr<const policy::Policy> policy;
-  try {
-    policy = LoadPolicy(flags.policy_file);
-  } catch (const std::exception& e) {
-    std::cerr << "error: " << e.what() << "\n";
-    return kExitError;
-  }
+  const auto policy = LoadPolicyOrReport(flags.policy_file);
+  if (!policy) return kExitError;
   Inputs inputs = ReadInputs(flags.inputs);
   bool findings = false;
   bool first = true;

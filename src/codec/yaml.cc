@@ -387,6 +387,23 @@ std::string ToYaml(const json& value) {
   return text;
 }
 
+std::string TypeName(const json& value) {
+  switch (value.type()) {
+    case json::value_t::null:
+      return "null";
+    case json::value_t::boolean:
+      return "a boolean";
+    case json::value_t::string:
+      return "a string";
+    case json::value_t::array:
+      return "a list";
+    case json::value_t::object:
+      return "a mapping";
+    default:
+      return "a number";
+  }
+}
+
 std::size_t JsonNestingDepth(std::string_view text) {
   std::size_t depth = 0, deepest = 0;
   bool in_string = false, escaped = false;

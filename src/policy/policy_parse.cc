@@ -11,22 +11,7 @@ namespace {
 
 using nlohmann::json;
 
-std::string TypeName(const json& v) {
-  switch (v.type()) {
-    case json::value_t::null:
-      return "null";
-    case json::value_t::boolean:
-      return "a boolean";
-    case json::value_t::string:
-      return "a string";
-    case json::value_t::array:
-      return "a list";
-    case json::value_t::object:
-      return "a mapping";
-    default:
-      return "a number";
-  }
-}
+using codec::TypeName;
 
 [[noreturn]] void Fail(const std::string& path, const std::string& message) {
   throw PolicyError(path + ": " + message);

@@ -5,28 +5,14 @@
 #include <cmath>
 
 #include "quantity.h"
+#include "rdma_webhook/codec/yaml.h"
 
 namespace rw::workload {
 namespace {
 
 using nlohmann::json;
 
-std::string Kind(const json& v) {
-  switch (v.type()) {
-    case json::value_t::null:
-      return "null";
-    case json::value_t::boolean:
-      return "a boolean";
-    case json::value_t::string:
-      return "a string";
-    case json::value_t::array:
-      return "a list";
-    case json::value_t::object:
-      return "an object";
-    default:
-      return "a number";
-  }
-}
+std::string Kind(const json& v) { return codec::TypeName(v); }
 
 // Typed access to a field that may be absent; a present field of the wrong type throws with
 // its pointer, so the user learns exactly what to fix (as kubectl's decoder would).

@@ -33,4 +33,7 @@ std::size_t JsonNestingDepth(std::string_view text);
 
 inline constexpr std::size_t kMaxNestingDepth = 512;
 
+// "a string", "a list", "a mapping", ... for error messages about wrong types.
+std::string TypeName(const nlohmann::json& value);
+
 }  // namespace rw::codec

@@ -32,7 +32,7 @@ TEST(ParseStream, Yaml11Scalars) {
   EXPECT_EQ(v["a"], false);
   EXPECT_EQ(v["b"], "off");
   EXPECT_TRUE(v["c"].is_null());
-  EXPECT_EQ(v["d"], "010");
+  EXPECT_EQ(v["d"], 8);  // YAML 1.1 octal, as kubectl reads it
   EXPECT_EQ(v["e"], 1.5);
   EXPECT_EQ(v["f"], true);
   EXPECT_EQ(v["g"], "3");
