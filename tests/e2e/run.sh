@@ -40,7 +40,7 @@ want_stamp="$(stamp_of)"
 if [ -x "$CP" ] && [ "$(cat "$CP.stamp" 2>/dev/null)" = "$want_stamp" ]; then
   log "control plane up to date ($CP)"
 else
-  log "building the control plane (kube-apiserver + etcd from Go modules; cold: ~15-20 min on 2 cores)"
+  log "building the control plane (kube-apiserver + etcd from Go modules; cold: ~10-16 min on 2 cores, then cached)"
   t0=$(date +%s)
   # The version the API server reports (kubectl reads it): the module's.
   kv="$(awk '$1 == "k8s.io/kubernetes" {print $2}' "$E2E_DIR/go.mod")"
