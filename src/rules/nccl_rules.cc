@@ -23,19 +23,26 @@ void GidIndexMismatch(const Context& ctx, const Rule& rule, Findings& out) {
 
 void InvalidNcclValue(const Context& ctx, const Rule& rule, Findings& out) {
   using Check = nccl::ValueCheck (*)(std::string_view);
-  static const std::pair<std::string_view, Check> kChecks[] = {
-      {"NCCL_IB_DISABLE", nccl::CheckIbDisable},
-      {"NCCL_IB_GID_INDEX", nccl::CheckGidIndex},
-      {"NCCL_NET_GDR_LEVEL", nccl::CheckGdrLevel}};
+  struct Variable {
+    std::string_view name;
+    Check check;
+    const char* fix;
+  };
+  static const Variable kChecks[] = {
+      {"NCCL_IB_DISABLE", nccl::CheckIbDisable, "set NCCL_IB_DISABLE to 0 (use RDMA) or 1 (TCP)"},
+      {"NCCL_IB_GID_INDEX", nccl::CheckGidIndex,
+       "unset NCCL_IB_GID_INDEX, or set the decimal index `rdma-webhook gids` recommends"},
+      {"NCCL_NET_GDR_LEVEL", nccl::CheckGdrLevel,
+       "set NCCL_NET_GDR_LEVEL to LOC, PIX, PXB, PHB or SYS (upper case)"}};
   for (const auto& f : ctx.templates)
     for (const auto* c : f.gpu)
-      for (const auto& [name, check] : kChecks) {
-        const auto* v = c->FindEnv(name);
+      for (const auto& var : kChecks) {
+        const auto* v = c->FindEnv(var.name);
         if (v == nullptr || !v->value) continue;
-        const auto result = check(*v->value);
+        const auto result = var.check(*v->value);
         if (result.valid) continue;
         rule.Report(out, EnvPointer(*c, *v), "container '" + c->name + "': " + result.problem + ".",
-                    "write a value from the grammar NCCL reads (see the message)");
+                    var.fix);
       }
 }
 
