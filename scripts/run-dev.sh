@@ -4,7 +4,7 @@
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$REPO/scripts/setup.sh"
-"$REPO/scripts/build.sh" -DRW_BUILD_TESTS=OFF >/dev/null
+TARGET=rdma-webhook "$REPO/scripts/build.sh" >/dev/null
 CERTS="$REPO/out/dev-certs"
 "$REPO/certs/gen-certs.sh" "$CERTS" rdma-webhook rdma-webhook >/dev/null
 LISTEN="${RW_LISTEN:-127.0.0.1:8443}"

@@ -32,7 +32,7 @@ format_check() {
 }
 unit() { ctest --test-dir build --output-on-failure -j "$(nproc)" --timeout 300; }
 sanitizers() {
-  BUILD_DIR="$REPO/build-asan" scripts/build.sh -DRW_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug &&
+  BUILD_DIR="$REPO/build-asan" scripts/build.sh -DRW_SANITIZE=ON -DRW_BUILD_TESTS=ON -DCMAKE_BUILD_TYPE=Debug &&
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
       ctest --test-dir build-asan --output-on-failure -j "$(nproc)" --timeout 600 &&
     RW_BINARY="$REPO/build-asan/rdma-webhook" ASAN_OPTIONS=detect_leaks=1 \
@@ -43,7 +43,7 @@ scripts/setup.sh --test || { echo "setup failed" >&2; exit 1; }
 for s in "${STAGES[@]}"; do
   case "$s" in
     format) stage format format_check ;;
-    build) stage build scripts/build.sh ;;
+    build) stage build scripts/build.sh -DRW_BUILD_TESTS=ON -DRW_SANITIZE=OFF ;;
     unit) stage unit unit ;;
     cli) stage cli tests/cli/run.sh ;;
     integration) stage integration tests/integration/run.sh ;;
