@@ -11,7 +11,8 @@ namespace rw::cli {
 
 int Run(int argc, char** argv) {
   CLI::App app{"rdma-webhook: RDMA admission webhook for GPU training workloads", "rdma-webhook"};
-  app.require_subcommand(1);
+  // No require_subcommand(): CLI11 would report a missing command before an unknown flag, and
+  // `rdma-webhook --bogus` must name the flag.
   std::function<int()> run;
   AddServeCommand(app, run);
   AddCheckCommand(app, run);
