@@ -97,8 +97,8 @@ TEST(Workload, QuantitiesRoundUp) {
   const auto pod = Yaml(
       "{apiVersion: v1, kind: Pod, spec: {containers: [{name: a, resources: {limits: "
       "{x/a: 500m, x/b: 1k, x/c: 2, x/d: '1Ki'}}}]}}");
-  const auto& c =
-      Workload::Read(pod, policy::DefaultPolicy(), "default").templates[0].containers[0];
+  const auto w = Workload::Read(pod, policy::DefaultPolicy(), "default");
+  const auto& c = w.templates[0].containers[0];
   EXPECT_EQ(c.Claim("x/a"), 1);
   EXPECT_EQ(c.Claim("x/b"), 1000);
   EXPECT_EQ(c.Claim("x/c"), 2);
