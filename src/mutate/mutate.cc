@@ -70,7 +70,9 @@ std::string NewAnnotationValue(const rules::TemplateNetworks& nets, const rules:
 void MutateTemplate(const workload::PodTemplate& t, const policy::Policy& policy,
                     const policy::NamespacePolicy& ns, std::string_view pod_ns, PatchBuilder& patch,
                     std::vector<rules::Finding>& overrides) {
-  const rules::TemplatePlan plan = rules::PlanTemplate(t, policy, ns, pod_ns);
+  const auto nets = rules::ReadNetworks(t, ns, pod_ns);
+  const rules::TemplatePlan plan =
+      rules::PlanTemplate(t, ns, pod_ns, nets, rules::TemplatePath(t, policy, ns, nets));
   if (!plan.applies) return;
   const bool override = ns.on_conflict == OnConflict::kOverride;
   const std::string spec = t.SpecPointer();
@@ -88,7 +90,6 @@ void MutateTemplate(const workload::PodTemplate& t, const policy::Policy& policy
     }
   }
 
-  const auto nets = rules::ReadNetworks(t, ns, pod_ns);
   if (nets.errors.empty() && (!plan.attach.empty() || !plan.renames.empty())) {
     patch.Set(nets.pointer, NewAnnotationValue(nets, plan, ns, pod_ns));
     for (const auto& r : plan.renames)

@@ -128,10 +128,15 @@ std::string EnvPointer(const workload::Container& c, const workload::EnvVar& v) 
 Path TemplatePath(const workload::PodTemplate& t, const policy::Policy& policy,
                   const policy::NamespacePolicy& ns, std::string_view pod_ns) {
   if (!t.HasGpu()) return Path::kNone;
+  return TemplatePath(t, policy, ns, ReadNetworks(t, ns, pod_ns));
+}
+
+Path TemplatePath(const workload::PodTemplate& t, const policy::Policy& policy,
+                  const policy::NamespacePolicy& ns, const TemplateNetworks& nets) {
+  if (!t.HasGpu()) return Path::kNone;
   if (t.host_network) return Path::kHostNetwork;
   for (const auto& r : policy.vf_resources)
     if (t.TotalClaim(r) > 0) return Path::kSriov;
-  const auto nets = ReadNetworks(t, ns, pod_ns);
   for (const auto& a : nets.all) {
     const bool rdma =
         std::find(policy.rdma_networks.begin(), policy.rdma_networks.end(), a.name) !=
@@ -170,8 +175,8 @@ Diagnosis Diagnose(const workload::Workload& w, const policy::Policy& policy) {
   for (const auto& t : w.templates) {
     TemplateFacts f;
     f.t = &t;
-    f.path = TemplatePath(t, policy, ns, w.ns);
     f.networks = ReadNetworks(t, ns, w.ns);
+    f.path = TemplatePath(t, policy, ns, f.networks);
     f.interfaces = {"eth0", "lo"};
     for (const auto& a : f.networks.all) {
       f.interfaces.push_back(a.interface);
@@ -189,7 +194,7 @@ Diagnosis Diagnose(const workload::Workload& w, const policy::Policy& policy) {
     if (UsesRdmaNic(f.path))
       for (const auto* c : f.gpu)
         if (!DisablesIb(*c)) f.rdma_containers.push_back(c);
-    f.plan = PlanTemplate(t, policy, ns, w.ns);
+    f.plan = PlanTemplate(t, ns, w.ns, f.networks, f.path);
     for (const auto& c : t.containers)
       for (auto& a : nccl::ParseLauncherArgs(c.argv)) ctx.launcher.push_back({std::move(a), &c});
     d.templates.push_back({t.pointer, f.path, f.rdma});

@@ -161,18 +161,17 @@ bool SameEnvValue(std::string_view name, std::string_view value, std::string_vie
   return value == wanted;
 }
 
-TemplatePlan PlanTemplate(const workload::PodTemplate& t, const policy::Policy& policy,
-                          const policy::NamespacePolicy& ns, std::string_view pod_ns) {
+TemplatePlan PlanTemplate(const workload::PodTemplate& t, const policy::NamespacePolicy& ns,
+                          std::string_view pod_ns, const TemplateNetworks& nets,
+                          policy::Path path) {
   TemplatePlan plan;
   if (ns.mode == Mode::kOff || !t.HasGpu()) return plan;
-  const policy::Path path = TemplatePath(t, policy, ns, pod_ns);
   if (path != policy::Path::kNone && path != policy::Path::kUnknown && path != ModePath(ns.mode))
     return plan;  // the manifest chose another path; allowedPaths decides whether it may
   plan.applies = true;
   const bool rdma_mode = ns.mode != Mode::kTcp;
   plan.ipc_lock = rdma_mode;
   plan.shm = rdma_mode && ns.inject_shm && !t.host_ipc;
-  const TemplateNetworks nets = ReadNetworks(t, ns, pod_ns);
   std::vector<bool> used(nets.parsed.attachments.size(), false);
 
   switch (ns.mode) {

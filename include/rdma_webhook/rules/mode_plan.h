@@ -65,7 +65,14 @@ bool SameSocketIfname(std::string_view value, std::string_view wanted,
 bool SameEnvValue(std::string_view name, std::string_view value, std::string_view wanted,
                   const std::vector<std::string>& interfaces, bool host_network);
 
-TemplatePlan PlanTemplate(const workload::PodTemplate& t, const policy::Policy& policy,
-                          const policy::NamespacePolicy& ns_policy, std::string_view pod_ns);
+// The path of a template whose networks the caller has already read (TemplatePath without
+// parsing the annotation again).
+policy::Path TemplatePath(const workload::PodTemplate& t, const policy::Policy& policy,
+                          const policy::NamespacePolicy& ns_policy, const TemplateNetworks& nets);
+
+// The plan for a template; `nets` and `path` are computed once by the caller (diagnosis or
+// mutation), so the annotation is parsed once per template and request.
+TemplatePlan PlanTemplate(const workload::PodTemplate& t, const policy::NamespacePolicy& ns_policy,
+                          std::string_view pod_ns, const TemplateNetworks& nets, policy::Path path);
 
 }  // namespace rw::rules
