@@ -4,14 +4,29 @@ namespace rw::policy {
 
 // Safe by construction: namespaces that no entry names get `mode: off` and `validation: warn`,
 // so the webhook never changes or denies anything there. Two opt-in namespace families show
-// both access paths; README.md documents this text.
+// both access paths. The resource lists name what real installers and public guides use;
+// docs/real-clusters.md gives the source of each name, README.md documents this text.
 std::string_view DefaultPolicyText() {
   static constexpr std::string_view kText = R"(apiVersion: rdma-webhook/v1
 kind: Policy
-gpuResources: [nvidia.com/gpu]
+gpuResources: [nvidia.com/gpu, amd.com/gpu]
 resources:
-  vf: [rdma/vf]
-  shared: [rdma/hca_shared_devices_a]
+  vf:
+    - rdma/vf
+    - nvidia.com/rdma-vf
+    - nvidia.com/rdma_vf
+    - nvidia.com/sriov*
+    - intel.com/sriov*
+    - openshift.io/*
+    - nvidia.com/roce_gdr
+    - nvidia.com/hostdev
+    - amd.com/nic
+    - amd.com/vnic
+  shared:
+    - rdma/hca_shared_devices_*
+    - rdma/rdma_shared_device_*
+    - rdma/ib
+    - rdma/shared_ib
 rdmaNetworks: [sriov-rdma-net]
 kinds: []
 defaults:

@@ -30,6 +30,14 @@ const std::vector<WorkloadKind>& BuiltinKinds() {
       {"ray.io",
        "RayCluster",
        {"/spec/headGroupSpec/template", "/spec/workerGroupSpecs/*/template"}},
+      // Kubeflow Trainer: stock runtimes carry no GPUs (a TrainJob adds them through
+      // spec.trainer.resourcesPerNode, not judged yet), so they are often `none`.
+      {"trainer.kubeflow.org",
+       "TrainingRuntime",
+       {"/spec/template/spec/replicatedJobs/*/template/spec/template"}},
+      {"trainer.kubeflow.org",
+       "ClusterTrainingRuntime",
+       {"/spec/template/spec/replicatedJobs/*/template/spec/template"}},
   };
   return kKinds;
 }

@@ -44,6 +44,8 @@ std::string_view ToString(Path p) {
       return "shared";
     case Path::kTcp:
       return "tcp";
+    case Path::kPlugin:
+      return "plugin";
     case Path::kUnknown:
       return "unknown";
     case Path::kMixed:
@@ -54,14 +56,56 @@ std::string_view ToString(Path p) {
 
 std::optional<Path> ParsePath(std::string_view s) {
   for (Path p : {Path::kNone, Path::kHostNetwork, Path::kSriov, Path::kShared, Path::kTcp,
-                 Path::kUnknown, Path::kMixed})
+                 Path::kPlugin, Path::kUnknown, Path::kMixed})
     if (ToString(p) == s) return p;
   return std::nullopt;
 }
 
 bool NamespacePolicy::Allows(Path p) const {
-  if (p == Path::kNone || p == Path::kUnknown) return true;
+  if (p == Path::kNone || p == Path::kUnknown || p == Path::kPlugin) return true;
   return std::find(allowed_paths.begin(), allowed_paths.end(), p) != allowed_paths.end();
+}
+
+bool MatchesAny(const std::vector<std::string>& patterns, std::string_view text) {
+  return std::any_of(patterns.begin(), patterns.end(),
+                     [&](const std::string& p) { return GlobMatch(p, text); });
+}
+
+bool Policy::IsGpuResource(std::string_view name) const { return MatchesAny(gpu_resources, name); }
+bool Policy::IsVfResource(std::string_view name) const { return MatchesAny(vf_resources, name); }
+bool Policy::IsSharedResource(std::string_view name) const {
+  // A name both lists match is a VF: the exclusive reading is the one that needs the plug.
+  return !IsVfResource(name) && MatchesAny(shared_resources, name);
+}
+
+const std::vector<std::string_view>& KnownRuleIds() {
+  static const std::vector<std::string_view> kIds = {
+      "hostnetwork-dns",
+      "ipc-lock-missing",
+      "ifname-not-attached",
+      "legacy-network-key",
+      "vf-without-network",
+      "network-without-vf",
+      "ib-disabled-with-rdma",
+      "hostnetwork-with-network-annotation",
+      "mixed-paths",
+      "path-not-allowed",
+      "gid-index-mismatch",
+      "policy-conflict",
+      "invalid-network-annotation",
+      "rdma-device-hostpath",
+      "invalid-nccl-value",
+      "privileged-rdma",
+      "non-root-ipc-lock",
+      "rdma-device-missing",
+      "duplicate-key",
+      "hostnetwork-fixed-port",
+      "shm-too-small",
+      "gang-incomplete",
+      "gid-index-on-ib",
+      "launcher-args-conflict",
+  };
+  return kIds;
 }
 
 const NamespacePolicy& Policy::ForNamespace(std::string_view ns) const {

@@ -158,11 +158,12 @@ void ReadSriov(const json& v, const std::string& path, NamespacePolicy& ns) {
   ns.sriov.annotation_key = f.String("annotationKey", ns.sriov.annotation_key);
   if (ns.sriov.annotation_key.empty() || ns.sriov.annotation_key.find('/') == std::string::npos)
     Fail(f.Path("annotationKey"), "must be an annotation key such as k8s.v1.cni.cncf.io/networks");
-  ns.sriov.default_networks = f.Strings("defaultNetworks", {});
+  ns.sriov.default_networks = f.Strings("defaultNetworks", ns.sriov.default_networks);
   if (const json* networks = f.Get("networks")) {
     if (v.contains("network")) Fail(f.Path("network"), "use either `networks` or the short form");
     if (!networks->is_array())
       Fail(f.Path("networks"), "must be a list, got " + TypeName(*networks));
+    ns.sriov.networks.clear();
     for (std::size_t i = 0; i < networks->size(); ++i) {
       Fields nf((*networks)[i], f.Path("networks") + "[" + std::to_string(i) + "]");
       ns.sriov.networks.push_back(ReadSriovNetwork(nf, true));
@@ -170,7 +171,7 @@ void ReadSriov(const json& v, const std::string& path, NamespacePolicy& ns) {
     }
   } else if (v.contains("network") || v.contains("interface") || v.contains("resource") ||
              v.contains("count")) {
-    ns.sriov.networks.push_back(ReadSriovNetwork(f, true));
+    ns.sriov.networks = {ReadSriovNetwork(f, true)};
   }
   f.Done();
   std::set<std::string> interfaces;
@@ -182,7 +183,11 @@ void ReadSriov(const json& v, const std::string& path, NamespacePolicy& ns) {
 
 void ReadNccl(const json& v, const std::string& path, NamespacePolicy& ns) {
   Fields f(v, path);
-  ns.nccl.fabric = f.Enum("fabric", "roce", {"roce", "ib"}) == "ib" ? Fabric::kIb : Fabric::kRoce;
+  const char* fabric = ns.nccl.fabric == Fabric::kIb     ? "ib"
+                       : ns.nccl.fabric == Fabric::kRoce ? "roce"
+                                                         : "auto";
+  const std::string chosen = f.Enum("fabric", fabric, {"roce", "ib", "auto"});
+  ns.nccl.fabric = chosen == "ib" ? Fabric::kIb : chosen == "roce" ? Fabric::kRoce : Fabric::kAuto;
   if (const json* gid = f.Get("gidIndex")) {
     if (gid->is_string() && gid->get_ref<const std::string&>() == "auto") {
       ns.nccl.gid_index.reset();
@@ -193,8 +198,8 @@ void ReadNccl(const json& v, const std::string& path, NamespacePolicy& ns) {
       Fail(f.Path("gidIndex"), "must be auto or an integer >= 0");
     }
   }
-  ns.nccl.hca = f.String("hca", "");
-  ns.nccl.gdr_level = f.String("gdrLevel", "");
+  ns.nccl.hca = f.String("hca", ns.nccl.hca);
+  ns.nccl.gdr_level = f.String("gdrLevel", ns.nccl.gdr_level);
   if (!ns.nccl.gdr_level.empty()) {
     static const std::set<std::string> kLevels{"LOC", "PIX", "PXB", "PHB", "SYS"};
     const bool numeric = std::all_of(ns.nccl.gdr_level.begin(), ns.nccl.gdr_level.end(),
@@ -219,45 +224,101 @@ void ReadNccl(const json& v, const std::string& path, NamespacePolicy& ns) {
   f.Done();
 }
 
-NamespacePolicy ReadNamespace(const json& v, const std::string& path, bool is_default) {
-  NamespacePolicy ns;
+// Per-rule severities: `{<rule id>: error|warning|off}`; `off` may arrive as boolean false.
+void ReadRules(const json& v, const std::string& path, NamespacePolicy& ns) {
+  if (!v.is_object()) Fail(path, "must be a mapping of rule id to error, warning or off");
+  const auto& ids = KnownRuleIds();
+  for (auto it = v.begin(); it != v.end(); ++it) {
+    const std::string field = path + "." + it.key();
+    if (std::find(ids.begin(), ids.end(), it.key()) == ids.end())
+      Fail(field, "unknown rule id '" + it.key() + "' (rdma-webhook rules lists them)");
+    std::string level;
+    if (it->is_boolean() && !it->get<bool>())
+      level = "off";
+    else if (it->is_string())
+      level = it->get<std::string>();
+    else
+      Fail(field, "must be one of error, warning, off, got " + TypeName(*it));
+    if (level == "error")
+      ns.rules[it.key()] = RuleLevel::kError;
+    else if (level == "warning")
+      ns.rules[it.key()] = RuleLevel::kWarning;
+    else if (level == "off")
+      ns.rules[it.key()] = RuleLevel::kOff;
+    else
+      Fail(field, "must be one of error, warning, off, got '" + level + "'");
+  }
+}
+
+std::vector<Path> PathsOfMode(Mode mode) {
+  switch (mode) {
+    case Mode::kHostNetwork:
+      return {Path::kHostNetwork};
+    case Mode::kSriov:
+      return {Path::kSriov};
+    case Mode::kShared:
+      return {Path::kShared};
+    case Mode::kTcp:
+      return {Path::kTcp};
+    case Mode::kOff:
+      break;
+  }
+  return {Path::kHostNetwork, Path::kSriov, Path::kShared, Path::kTcp};
+}
+
+// An entry starts from `base` (the policy's defaults; nothing for `defaults` itself): a field
+// it omits keeps the base's value, then the contract's default.
+NamespacePolicy ReadNamespace(const json& v, const std::string& path, const NamespacePolicy* base,
+                              bool& allowed_explicit) {
+  NamespacePolicy ns = base != nullptr ? *base : NamespacePolicy{};
+  ns.names.clear();
   Fields f(v, path);
-  if (is_default) {
+  if (base == nullptr) {
     if (v.contains("names")) Fail(f.Path("names"), "is not allowed in defaults");
   } else {
     ns.names = f.Strings("names", {});
     if (ns.names.empty()) Fail(f.Path("names"), "must list at least one namespace name or glob");
   }
-  ns.mode = ModeFrom(f.Enum("mode", "off", {"hostNetwork", "sriov", "shared", "tcp", "off"}));
-  ns.validation = ValidationFrom(f.Enum("validation", "deny", {"deny", "warn", "off"}));
-  const auto allowed = f.Strings("allowedPaths", {});
-  for (std::size_t i = 0; i < allowed.size(); ++i) {
-    auto p = ParsePath(allowed[i]);
-    if (!p || *p == Path::kMixed)
-      Fail(f.Path("allowedPaths") + "[" + std::to_string(i) + "]",
-           "must be one of hostNetwork, sriov, shared, tcp, none, unknown, got '" + allowed[i] +
-               "'");
-    ns.allowed_paths.push_back(*p);
+  ns.mode = ModeFrom(f.Enum("mode", std::string(ToString(ns.mode)),
+                            {"hostNetwork", "sriov", "shared", "tcp", "off"}));
+  ns.validation = ValidationFrom(
+      f.Enum("validation", std::string(ToString(ns.validation)), {"deny", "warn", "off"}));
+  if (const json* allowed_field = f.Get("allowedPaths")) {
+    (void)allowed_field;
+    const auto allowed = f.Strings("allowedPaths", {});
+    ns.allowed_paths.clear();
+    for (std::size_t i = 0; i < allowed.size(); ++i) {
+      auto p = ParsePath(allowed[i]);
+      if (!p || *p == Path::kMixed)
+        Fail(f.Path("allowedPaths") + "[" + std::to_string(i) + "]",
+             "must be one of hostNetwork, sriov, shared, tcp, plugin, none, unknown, got '" +
+                 allowed[i] + "'");
+      ns.allowed_paths.push_back(*p);
+    }
+    allowed_explicit = !allowed.empty();
   }
-  ns.exclusive_nodes = f.Bool("exclusiveNodes", false);
-  ns.on_conflict = f.Enum("onConflict", "reject", {"reject", "override"}) == "override"
-                       ? OnConflict::kOverride
-                       : OnConflict::kReject;
-  ns.opt_out = f.Bool("optOut", false);
-  ns.inject_shm = f.Bool("injectShm", false);
+  ns.exclusive_nodes = f.Bool("exclusiveNodes", ns.exclusive_nodes);
+  ns.on_conflict =
+      f.Enum("onConflict", ns.on_conflict == OnConflict::kOverride ? "override" : "reject",
+             {"reject", "override"}) == "override"
+          ? OnConflict::kOverride
+          : OnConflict::kReject;
+  ns.opt_out = f.Bool("optOut", ns.opt_out);
+  ns.inject_shm = f.Bool("injectShm", ns.inject_shm);
+  if (const json* rules = f.Get("rules")) ReadRules(*rules, f.Path("rules"), ns);
   if (const json* hn = f.Get("hostNetwork")) {
     Fields hf(*hn, f.Path("hostNetwork"));
-    ns.host_network.socket_ifname = hf.String("socketIfname", "");
-    ns.host_network.device_resource = hf.String("deviceResource", "");
+    ns.host_network.socket_ifname = hf.String("socketIfname", ns.host_network.socket_ifname);
+    ns.host_network.device_resource = hf.String("deviceResource", ns.host_network.device_resource);
     hf.Done();
   }
   if (const json* sriov = f.Get("sriov")) ReadSriov(*sriov, f.Path("sriov"), ns);
   if (const json* shared = f.Get("shared")) {
     Fields sf(*shared, f.Path("shared"));
-    ns.shared.resource = sf.String("resource", "");
-    ns.shared.count = sf.Count("count", 1);
-    ns.shared.network = sf.String("network", "");
-    ns.shared.interface = sf.String("interface", "");
+    ns.shared.resource = sf.String("resource", ns.shared.resource);
+    ns.shared.count = sf.Count("count", ns.shared.count);
+    ns.shared.network = sf.String("network", ns.shared.network);
+    ns.shared.interface = sf.String("interface", ns.shared.interface);
     if (!ns.shared.interface.empty() && !ValidInterface(ns.shared.interface))
       Fail(sf.Path("interface"), "is not a valid interface name");
     sf.Done();
@@ -269,25 +330,8 @@ NamespacePolicy ReadNamespace(const json& v, const std::string& path, bool is_de
     Fail(f.Path("sriov.networks"), "mode sriov needs at least one network");
   if (ns.mode == Mode::kShared && ns.shared.resource.empty())
     Fail(f.Path("shared.resource"), "mode shared needs a resource");
-  if (ns.allowed_paths.empty()) {
-    switch (ns.mode) {
-      case Mode::kOff:
-        ns.allowed_paths = {Path::kHostNetwork, Path::kSriov, Path::kShared, Path::kTcp};
-        break;
-      case Mode::kHostNetwork:
-        ns.allowed_paths = {Path::kHostNetwork};
-        break;
-      case Mode::kSriov:
-        ns.allowed_paths = {Path::kSriov};
-        break;
-      case Mode::kShared:
-        ns.allowed_paths = {Path::kShared};
-        break;
-      case Mode::kTcp:
-        ns.allowed_paths = {Path::kTcp};
-        break;
-    }
-  }
+  // allowedPaths not written here or in defaults: [<mode>], every path for mode off.
+  if (!allowed_explicit) ns.allowed_paths = PathsOfMode(ns.mode);
   return ns;
 }
 
@@ -319,6 +363,8 @@ Policy ParsePolicy(const json& document) {
     rf.Done();
   }
   policy.rdma_networks = f.Strings("rdmaNetworks", policy.rdma_networks);
+  policy.network_resources_injector =
+      f.Bool("networkResourcesInjector", policy.network_resources_injector);
   if (const json* kinds = f.Get("kinds")) {
     if (!kinds->is_array()) Fail("kinds", "must be a list, got " + TypeName(*kinds));
     for (std::size_t i = 0; i < kinds->size(); ++i) {
@@ -340,16 +386,17 @@ Policy ParsePolicy(const json& document) {
   }
   // Policy rows first so that a cluster can redefine a built-in kind.
   for (const auto& row : BuiltinKinds()) policy.kinds.push_back(row);
-  if (const json* d = f.Get("defaults")) {
-    policy.defaults = ReadNamespace(*d, "defaults", true);
-  } else {
-    policy.defaults = ReadNamespace(json::object(), "defaults", true);
-  }
+  bool defaults_allowed_explicit = false;
+  const json* d = f.Get("defaults");
+  policy.defaults = ReadNamespace(d != nullptr ? *d : json::object(), "defaults", nullptr,
+                                  defaults_allowed_explicit);
   if (const json* list = f.Get("namespaces")) {
     if (!list->is_array()) Fail("namespaces", "must be a list, got " + TypeName(*list));
-    for (std::size_t i = 0; i < list->size(); ++i)
-      policy.namespaces.push_back(
-          ReadNamespace((*list)[i], "namespaces[" + std::to_string(i) + "]", false));
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      bool allowed_explicit = defaults_allowed_explicit;
+      policy.namespaces.push_back(ReadNamespace((*list)[i], "namespaces[" + std::to_string(i) + "]",
+                                                &policy.defaults, allowed_explicit));
+    }
   }
   f.Done();
   policy.hash = Fnv1a(document.dump());

@@ -16,9 +16,11 @@ namespace rw::policy {
 enum class Mode { kOff, kHostNetwork, kSriov, kShared, kTcp };
 enum class Validation { kDeny, kWarn, kOff };
 enum class OnConflict { kReject, kOverride };
-enum class Fabric { kRoce, kIb };
+enum class Fabric { kAuto, kRoce, kIb };  // auto: not known, fabric-specific rules stay silent
 // The access path of a pod template or workload (CONTRACT.md section 3).
-enum class Path { kNone, kHostNetwork, kSriov, kShared, kTcp, kUnknown, kMixed };
+enum class Path { kNone, kHostNetwork, kSriov, kShared, kTcp, kPlugin, kUnknown, kMixed };
+// A namespace's `rules:` entry: the severity a rule takes there, or off (dropped).
+enum class RuleLevel { kError, kWarning, kOff };
 
 std::string_view ToString(Mode m);
 std::string_view ToString(Validation v);
@@ -40,6 +42,7 @@ struct NamespacePolicy {
   Validation validation = Validation::kDeny;
   std::vector<Path> allowed_paths;  // already resolved: [mode] by default, every path for off
   bool exclusive_nodes = false;
+  std::map<std::string, RuleLevel> rules;  // per-rule severity overrides (`rules:`)
   OnConflict on_conflict = OnConflict::kReject;
   bool opt_out = false;
   bool inject_shm = false;
@@ -59,14 +62,14 @@ struct NamespacePolicy {
     std::string interface;
   } shared;
   struct {
-    Fabric fabric = Fabric::kRoce;
+    Fabric fabric = Fabric::kAuto;
     std::optional<long long> gid_index;  // empty: auto
     std::string hca;
     std::string gdr_level;
     std::map<std::string, std::string> extra_env;
   } nccl;
 
-  bool Allows(Path p) const;
+  bool Allows(Path p) const;  // none, unknown and plugin always pass
 };
 
 // A workload kind: where its pod templates are (JSON pointers, `*` = any key or index).
@@ -77,14 +80,24 @@ struct WorkloadKind {
 };
 
 struct Policy {
-  std::vector<std::string> gpu_resources{"nvidia.com/gpu"};
+  // Resource names are globs (`*`, `?`): real clusters name their devices their own way.
+  std::vector<std::string> gpu_resources{"nvidia.com/gpu", "amd.com/gpu"};
   std::vector<std::string> vf_resources{"rdma/vf"};
-  std::vector<std::string> shared_resources{"rdma/hca_shared_devices_a"};
+  std::vector<std::string> shared_resources{"rdma/hca_shared_devices_*"};
   std::vector<std::string> rdma_networks{"sriov-rdma-net"};
+  // The cluster runs the network-resources-injector, which adds VF claims from annotations.
+  bool network_resources_injector = false;
   std::vector<WorkloadKind> kinds;  // the built-in table followed by the policy's `kinds`
   NamespacePolicy defaults{};
   std::vector<NamespacePolicy> namespaces;
   std::string hash;  // stable digest of the normalized policy, for audit annotations
+
+  bool IsGpuResource(std::string_view name) const;
+  bool IsVfResource(std::string_view name) const;
+  bool IsSharedResource(std::string_view name) const;
+  bool IsRdmaDeviceResource(std::string_view name) const {
+    return IsVfResource(name) || IsSharedResource(name);
+  }
 
   // First matching namespace entry, else `defaults`.
   const NamespacePolicy& ForNamespace(std::string_view ns) const;
@@ -113,5 +126,10 @@ const std::vector<WorkloadKind>& BuiltinKinds();
 
 // Shell-style glob with `*` and `?`.
 bool GlobMatch(std::string_view pattern, std::string_view text);
+bool MatchesAny(const std::vector<std::string>& patterns, std::string_view text);
+
+// Every rule id a namespace's `rules:` may name (docs/rules.md; the rules module's table has
+// exactly these ids, which a unit test checks).
+const std::vector<std::string_view>& KnownRuleIds();
 
 }  // namespace rw::policy
