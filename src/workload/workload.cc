@@ -133,6 +133,7 @@ Container ReadContainer(const json& c, const std::string& pointer, std::size_t i
   out.pointer = pointer;
   out.index = index;
   out.name = r.String("name").value_or("");
+  out.image = r.String("image").value_or("");
   if (const json* env = r.Array("env")) {
     out.has_env = true;
     for (std::size_t i = 0; i < env->size(); ++i) {
@@ -160,6 +161,7 @@ Container ReadContainer(const json& c, const std::string& pointer, std::size_t i
     Reader rr(*res, r.Child("resources"));
     out.limits = ReadQuantities(rr.Object("limits"), rr.Child("limits"));
     out.requests = ReadQuantities(rr.Object("requests"), rr.Child("requests"));
+    if (const json* claims = rr.Array("claims")) out.dra_claims = !claims->empty();
   }
   out.run_as_user = pod.run_as_user;
   out.run_as_non_root = pod.run_as_non_root;
@@ -197,8 +199,7 @@ Container ReadContainer(const json& c, const std::string& pointer, std::size_t i
       out.mounts.push_back({mr.String("name").value_or(""), mr.String("mountPath").value_or("")});
     }
   }
-  auto claims = [&](const std::string& res) { return out.Claim(res) > 0; };
-  out.gpu = std::any_of(policy.gpu_resources.begin(), policy.gpu_resources.end(), claims);
+  out.gpu = out.ClaimWhere([&](const std::string& res) { return policy.IsGpuResource(res); }) > 0;
   return out;
 }
 
@@ -242,9 +243,13 @@ PodTemplate ReadTemplate(const json& t, const std::string& pointer, const policy
           (*containers)[i], sr.Child("containers") + "/" + std::to_string(i), i, policy, pod));
   }
   if (const json* init = sr.Array("initContainers")) {
-    for (std::size_t i = 0; i < init->size(); ++i)
-      RequireObject((*init)[i], sr.Child("initContainers") + "/" + std::to_string(i));
+    for (std::size_t i = 0; i < init->size(); ++i) {
+      const std::string ip = sr.Child("initContainers") + "/" + std::to_string(i);
+      RequireObject((*init)[i], ip);
+      if (auto image = Reader((*init)[i], ip).String("image")) out.init_images.push_back(*image);
+    }
   }
+  if (const json* claims = sr.Array("resourceClaims")) out.pod_resource_claims = !claims->empty();
   return out;
 }
 
@@ -342,6 +347,20 @@ bool Container::HasCapability(std::string_view cap) const {
 bool PodTemplate::HasGpu() const {
   return std::any_of(containers.begin(), containers.end(),
                      [](const Container& c) { return c.gpu; });
+}
+
+std::vector<std::string> Container::ResourceNames() const {
+  std::vector<std::string> out;
+  for (const auto& [resource, count] : limits) out.push_back(resource);
+  for (const auto& [resource, count] : requests)
+    if (!limits.count(resource)) out.push_back(resource);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool PodTemplate::IsHostPathVolume(std::string_view name) const {
+  auto it = volumes.find(std::string(name));
+  return it != volumes.end() && it->second.is_object() && it->second.contains("hostPath");
 }
 
 long long PodTemplate::TotalClaim(std::string_view resource) const {

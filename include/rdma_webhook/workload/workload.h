@@ -47,8 +47,10 @@ struct Container {
   std::string pointer;  // e.g. /spec/template/spec/containers/0
   std::size_t index = 0;
   std::string name;
+  std::string image;
   bool gpu = false;
-  bool has_env = false;  // `env` present (maybe empty)
+  bool dra_claims = false;  // resources.claims names a DRA claim (devices come from a driver)
+  bool has_env = false;     // `env` present (maybe empty)
   std::vector<EnvVar> env;
   std::vector<std::string> env_from_prefixes;  // one entry per envFrom source ("" = no prefix)
   std::map<std::string, long long> limits;
@@ -68,6 +70,18 @@ struct Container {
   const EnvVar* FindEnv(std::string_view name) const;
   // How many units of `resource` the container claims (limits, else requests).
   long long Claim(std::string_view resource) const;
+  // Units claimed of every resource name `matches` accepts (limits, else requests, per name).
+  template <class Pred>
+  long long ClaimWhere(Pred matches) const {
+    long long total = 0;
+    for (const auto& [resource, count] : limits)
+      if (matches(resource)) total += count;
+    for (const auto& [resource, count] : requests)
+      if (!limits.count(resource) && matches(resource)) total += count;
+    return total;
+  }
+  // Every resource name in limits or requests, sorted, once each.
+  std::vector<std::string> ResourceNames() const;
   bool HasCapability(std::string_view cap) const;  // IPC_LOCK is implied by ALL
 };
 
@@ -84,9 +98,19 @@ struct PodTemplate {
   bool has_volumes = false;
   std::map<std::string, nlohmann::json> volumes;  // name -> volume source
   std::vector<Container> containers;              // regular containers (not init containers)
+  std::vector<std::string> init_images;           // images of init containers (plugin signs)
+  bool pod_resource_claims = false;               // spec.resourceClaims is not empty (DRA)
 
   bool HasGpu() const;
   long long TotalClaim(std::string_view resource) const;
+  template <class Pred>
+  long long TotalClaimWhere(Pred matches) const {
+    long long total = 0;
+    for (const auto& c : containers) total += c.ClaimWhere(matches);
+    return total;
+  }
+  // True when the volume named `name` is a hostPath volume.
+  bool IsHostPathVolume(std::string_view name) const;
   const std::string* Annotation(std::string_view key) const;
   // True when the container mounts a memory-backed emptyDir at /dev/shm.
   bool HasMemoryShm(const Container& c) const;
