@@ -67,12 +67,18 @@ std::string NewAnnotationValue(const rules::TemplateNetworks& nets, const rules:
   return out;
 }
 
-void MutateTemplate(const workload::PodTemplate& t, const policy::Policy& policy,
-                    const policy::NamespacePolicy& ns, std::string_view pod_ns, PatchBuilder& patch,
+struct PlannedTemplate {
+  const workload::PodTemplate* t = nullptr;
+  rules::TemplateNetworks nets;
+  rules::TemplatePlan plan;
+};
+
+void MutateTemplate(const PlannedTemplate& planned, const policy::NamespacePolicy& ns,
+                    std::string_view pod_ns, PatchBuilder& patch,
                     std::vector<rules::Finding>& overrides) {
-  const auto nets = rules::ReadNetworks(t, ns, pod_ns);
-  const rules::TemplatePlan plan =
-      rules::PlanTemplate(t, ns, pod_ns, nets, rules::TemplatePath(t, policy, ns, nets));
+  const auto& t = *planned.t;
+  const auto& nets = planned.nets;
+  const auto& plan = planned.plan;
   if (!plan.applies) return;
   const bool override = ns.on_conflict == OnConflict::kOverride;
   const std::string spec = t.SpecPointer();
@@ -123,6 +129,7 @@ void MutateTemplate(const workload::PodTemplate& t, const policy::Policy& policy
         continue;
       }
       if (have->from_ref || !have->value) continue;
+      if (want.name == "NCCL_SOCKET_IFNAME") continue;  // set only when absent, never replaced
       if (rules::SameEnvValue(want.name, *have->value, want.value, plan.interfaces,
                               plan.host_network))
         continue;
@@ -162,8 +169,22 @@ Mutation Mutate(const json& object, const policy::Policy& policy, std::string_vi
     return m;
   }
   PatchBuilder patch(object);
-  if (ns.mode != Mode::kOff)
-    for (const auto& t : w.templates) MutateTemplate(t, policy, ns, w.ns, patch, m.overrides);
+  if (ns.mode != Mode::kOff) {
+    std::vector<PlannedTemplate> planned;
+    for (const auto& t : w.templates) {
+      PlannedTemplate p{&t, rules::ReadNetworks(t, ns, w.ns), {}};
+      p.plan = rules::PlanTemplate(t, policy, ns, w.ns, p.nets,
+                                   rules::TemplatePath(t, policy, ns, p.nets));
+      planned.push_back(std::move(p));
+    }
+    // No self-denial: a conflict left for validation leaves the whole workload as written, so
+    // that /validate denies it for what the user wrote, never for a field the webhook wrote.
+    const bool conflict = std::any_of(planned.begin(), planned.end(), [&](const auto& p) {
+      return p.plan.applies && rules::ReportsConflict(p.plan, ns);
+    });
+    if (!conflict)
+      for (const auto& p : planned) MutateTemplate(p, ns, w.ns, patch, m.overrides);
+  }
   m.patch = std::move(patch.operations());
   m.result = patch.TakeDocument();
   return m;

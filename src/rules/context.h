@@ -12,7 +12,9 @@ namespace rw::rules {
 struct TemplateFacts {
   const workload::PodTemplate* t = nullptr;
   policy::Path path = policy::Path::kNone;
-  bool rdma = false;  // path uses an RDMA NIC and IB is not disabled
+  bool rdma = false;      // path uses an RDMA NIC and IB is not disabled
+  std::string rdma_sign;  // hostNetwork: what shows RDMA is used ("" = nothing does)
+  long long replicas = 1;
   TemplateNetworks networks;
   std::vector<std::string> interfaces;  // eth0, lo and the attached interfaces
   std::size_t rdma_attachments = 0;     // attachments of RDMA networks
@@ -48,7 +50,12 @@ struct Rule {
   void (*check)(const Context&, const Rule&, Findings&);
 
   void Report(Findings& out, std::string pointer, std::string message, std::string fix) const {
-    out.push_back({std::string(id), severity, std::move(message) + " Fix: " + fix, std::move(fix),
+    ReportAs(severity, out, std::move(pointer), std::move(message), std::move(fix));
+  }
+  // For rules whose table severity depends on a condition (`error / warning` in the contract).
+  void ReportAs(Severity s, Findings& out, std::string pointer, std::string message,
+                std::string fix) const {
+    out.push_back({std::string(id), s, std::move(message) + " Fix: " + fix, std::move(fix),
                    std::move(pointer)});
   }
 };

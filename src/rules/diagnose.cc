@@ -3,15 +3,12 @@
 
 #include "context.h"
 #include "rdma_webhook/rules/diagnosis.h"
+#include "signs.h"
 
 namespace rw::rules {
 namespace {
 
 using policy::Path;
-
-bool UsesRdmaNic(Path p) {
-  return p == Path::kSriov || p == Path::kShared || p == Path::kHostNetwork;
-}
 
 bool NcclFromReferences(const workload::Container& c) {
   for (const auto& v : c.env)
@@ -29,6 +26,16 @@ std::string ClaimEvidence(const workload::Container& c, const std::string& res) 
   return {};
 }
 
+// Extended resources that look like a NIC but that no policy list names: most often a
+// cluster's own device-plugin name that the policy must be told about.
+bool LooksLikeNic(const std::string& name) {
+  if (name.find('/') == std::string::npos || name.rfind("hugepages-", 0) == 0) return false;
+  static constexpr std::string_view kParts[] = {"rdma",    "roce", "sriov", "mlnx",
+                                                "hostdev", "nic",  "_ib",   "/ib"};
+  return std::any_of(std::begin(kParts), std::end(kParts),
+                     [&](std::string_view part) { return name.find(part) != std::string::npos; });
+}
+
 void Evidence(const TemplateFacts& f, const policy::Policy& policy, const std::string& pod_ns,
               std::vector<std::string>& out) {
   auto add = [&](std::string e) {
@@ -36,25 +43,32 @@ void Evidence(const TemplateFacts& f, const policy::Policy& policy, const std::s
       out.push_back(std::move(e));
   };
   const auto& t = *f.t;
+  add(f.networks.plugin);
+  add(f.networks.platform);
   if (t.host_network) add("hostNetwork: true");
   if (t.host_network || (t.dns_policy && *t.dns_policy != "ClusterFirst"))
     add("dnsPolicy: " + t.dns_policy.value_or("ClusterFirst (default)"));
-  for (const auto* c : f.gpu) {
-    for (const auto& r : policy.vf_resources) add(ClaimEvidence(*c, r));
-    for (const auto& r : policy.shared_resources) add(ClaimEvidence(*c, r));
-  }
-  for (const auto& c : t.containers) {
-    if (c.gpu) continue;
-    for (const auto& r : policy.vf_resources) add(ClaimEvidence(c, r));
-    for (const auto& r : policy.shared_resources) add(ClaimEvidence(c, r));
-  }
+  auto claims = [&](const workload::Container& c) {
+    for (const auto& r : c.ResourceNames()) {
+      if (policy.IsRdmaDeviceResource(r)) {
+        add(ClaimEvidence(c, r));
+      } else if (c.gpu && !policy.IsGpuResource(r) && LooksLikeNic(r) &&
+                 f.networks.plugin.empty()) {
+        add("claims " + r + ", which the policy does not know: add it to resources.vf or " +
+            "resources.shared");
+      }
+    }
+  };
+  for (const auto* c : f.gpu) claims(*c);
+  for (const auto& c : t.containers)
+    if (!c.gpu) claims(c);
   for (const auto& a : f.networks.all)
     add("annotation attaches " + (a.ns == pod_ns ? "" : a.ns + "/") + a.name + "@" + a.interface);
   if (t.Annotation("kubernetes.v1.cni.cncf.io/networks") != nullptr)
     add("legacy annotation kubernetes.v1.cni.cncf.io/networks (ignored by Multus)");
   static constexpr std::string_view kVars[] = {"NCCL_SOCKET_IFNAME", "NCCL_IB_DISABLE",
-                                               "NCCL_IB_GID_INDEX", "NCCL_IB_HCA",
-                                               "NCCL_NET_GDR_LEVEL"};
+                                               "NCCL_IB_GID_INDEX",  "NCCL_IB_HCA",
+                                               "NCCL_NET_GDR_LEVEL", "NCCL_NET"};
   for (const auto* c : f.gpu) {
     for (auto name : kVars) {
       const auto* v = c->FindEnv(name);
@@ -65,6 +79,46 @@ void Evidence(const TemplateFacts& f, const policy::Policy& policy, const std::s
     if (c->HasCapability("IPC_LOCK")) add("IPC_LOCK added");
     if (c->privileged) add("privileged: true");
   }
+  if (f.path == Path::kHostNetwork) {
+    if (f.rdma_sign.empty())
+      add("hostNetwork without a sign of RDMA (no IPC_LOCK, RDMA device, /dev/infiniband, DRA "
+          "claim, NCCL_IB_* variable or multi-node kind): not judged as RDMA");
+    else
+      add("RDMA on hostNetwork: " + f.rdma_sign);
+  }
+}
+
+// Why a workload is `none` (or not judged): the evidence says so, so that a quiet result is
+// never mistaken for a clean one.
+void NoneEvidence(const workload::Workload& w, const Context& ctx, std::vector<std::string>& out) {
+  if (w.kind_row == nullptr) {
+    out.push_back("kind " + (w.api_version.empty() ? std::string() : w.api_version + " ") +
+                  (w.kind.empty() ? std::string("(none)") : w.kind) +
+                  " is not a workload kind the policy knows: not judged");
+    return;
+  }
+  const bool any_gpu = std::any_of(ctx.templates.begin(), ctx.templates.end(),
+                                   [](const TemplateFacts& f) { return !f.gpu.empty(); });
+  if (any_gpu) {
+    out.push_back(
+        "GPU templates without an RDMA path: no RDMA resource, network, hostNetwork, "
+        "plugin or NCCL_IB_DISABLE");
+    return;
+  }
+  const bool dra = std::any_of(w.templates.begin(), w.templates.end(), [](const auto& t) {
+    return t.pod_resource_claims ||
+           std::any_of(t.containers.begin(), t.containers.end(),
+                       [](const workload::Container& c) { return c.dra_claims; });
+  });
+  std::string gpus;
+  for (const auto& g : ctx.policy.gpu_resources) gpus += (gpus.empty() ? "" : ", ") + g;
+  if (dra)
+    out.push_back(
+        "GPUs only through DRA claims (resources.claims), not a resource of "
+        "gpuResources (" +
+        gpus + "): not judged");
+  else
+    out.push_back("no GPU container (none requests " + gpus + "): not judged");
 }
 
 void ResolveWorkloadPath(Context& ctx) {
@@ -101,6 +155,21 @@ void DropShadowedConflicts(Findings& findings) {
 
 }  // namespace
 
+void ApplyRuleLevels(std::vector<Finding>& findings, const policy::NamespacePolicy& ns) {
+  if (ns.rules.empty()) return;
+  findings.erase(std::remove_if(findings.begin(), findings.end(),
+                                [&](Finding& f) {
+                                  auto it = ns.rules.find(f.rule);
+                                  if (it == ns.rules.end()) return false;
+                                  if (it->second == policy::RuleLevel::kOff) return true;
+                                  f.severity = it->second == policy::RuleLevel::kError
+                                                   ? Severity::kError
+                                                   : Severity::kWarning;
+                                  return false;
+                                }),
+                 findings.end());
+}
+
 std::string_view ToString(Severity s) { return s == Severity::kError ? "error" : "warning"; }
 
 std::size_t Diagnosis::Count(Severity s) const {
@@ -134,9 +203,11 @@ Path TemplatePath(const workload::PodTemplate& t, const policy::Policy& policy,
 Path TemplatePath(const workload::PodTemplate& t, const policy::Policy& policy,
                   const policy::NamespacePolicy& ns, const TemplateNetworks& nets) {
   if (!t.HasGpu()) return Path::kNone;
+  if (!nets.plugin.empty()) return Path::kPlugin;
+  if (!nets.platform.empty()) return Path::kSriov;
   if (t.host_network) return Path::kHostNetwork;
-  for (const auto& r : policy.vf_resources)
-    if (t.TotalClaim(r) > 0) return Path::kSriov;
+  if (t.TotalClaimWhere([&](const std::string& r) { return policy.IsVfResource(r); }) > 0)
+    return Path::kSriov;
   for (const auto& a : nets.all) {
     const bool rdma =
         std::find(policy.rdma_networks.begin(), policy.rdma_networks.end(), a.name) !=
@@ -145,8 +216,8 @@ Path TemplatePath(const workload::PodTemplate& t, const policy::Policy& policy,
                     [&](const policy::SriovNetwork& n) { return n.network == a.name; });
     if (rdma) return Path::kSriov;
   }
-  for (const auto& r : policy.shared_resources)
-    if (t.TotalClaim(r) > 0) return Path::kShared;
+  if (t.TotalClaimWhere([&](const std::string& r) { return policy.IsSharedResource(r); }) > 0)
+    return Path::kShared;
   bool from_refs = false;
   for (const auto& c : t.containers) {
     if (!c.gpu) continue;
@@ -172,35 +243,53 @@ Diagnosis Diagnose(const workload::Workload& w, const policy::Policy& policy) {
   Context ctx{w, policy, ns, {}, Path::kNone, {}};
   Diagnosis d;
   d.enforcement = ns.validation;
+  long long gpu_pods = 0;
   for (const auto& t : w.templates) {
     TemplateFacts f;
     f.t = &t;
     f.networks = ReadNetworks(t, ns, w.ns);
     f.path = TemplatePath(t, policy, ns, f.networks);
     f.interfaces = {"eth0", "lo"};
+    f.interfaces.insert(f.interfaces.end(), f.networks.platform_interfaces.begin(),
+                        f.networks.platform_interfaces.end());
     for (const auto& a : f.networks.all) {
       f.interfaces.push_back(a.interface);
       if (ctx.IsRdmaNetwork(a.name)) ++f.rdma_attachments;
     }
-    for (const auto& r : policy.vf_resources) f.vf_claimed += t.TotalClaim(r);
-    for (const auto& r : policy.shared_resources) f.shared_claimed += t.TotalClaim(r);
-    bool ib_disabled = false;
-    for (const auto& c : t.containers) {
-      if (!c.gpu) continue;
-      f.gpu.push_back(&c);
-      ib_disabled = ib_disabled || DisablesIb(c);
+    f.vf_claimed = t.TotalClaimWhere([&](const std::string& r) { return policy.IsVfResource(r); });
+    f.shared_claimed =
+        t.TotalClaimWhere([&](const std::string& r) { return policy.IsSharedResource(r); });
+    for (const auto& c : t.containers)
+      if (c.gpu) f.gpu.push_back(&c);
+    if (!f.gpu.empty()) {
+      f.replicas = TemplateReplicas(w, t);
+      gpu_pods += f.replicas;
     }
-    f.rdma = UsesRdmaNic(f.path) && !ib_disabled;
-    if (UsesRdmaNic(f.path))
-      for (const auto* c : f.gpu)
-        if (!DisablesIb(*c)) f.rdma_containers.push_back(c);
-    f.plan = PlanTemplate(t, ns, w.ns, f.networks, f.path);
+    if (f.path == Path::kHostNetwork) f.rdma_sign = HostNetworkRdmaSign(t, policy);
     for (const auto& c : t.containers)
       for (auto& a : nccl::ParseLauncherArgs(c.argv)) ctx.launcher.push_back({std::move(a), &c});
-    d.templates.push_back({t.pointer, f.path, f.rdma});
+    ctx.templates.push_back(std::move(f));
+  }
+  // A training kind whose GPU templates add up to several pods is multi-node: on the host
+  // network that alone says NCCL will cross nodes, over the host's RDMA NICs.
+  const bool multi_node =
+      gpu_pods > 1 && w.kind_row != nullptr &&
+      !(w.kind_row->group == "apps" || (w.kind_row->group.empty() && w.kind_row->kind == "Pod"));
+  for (auto& f : ctx.templates) {
+    if (f.path == Path::kHostNetwork && f.rdma_sign.empty() && multi_node && !f.gpu.empty())
+      f.rdma_sign = "multi-node " + w.kind + " (" + std::to_string(gpu_pods) + " GPU pods)";
+    const bool uses_rdma = (f.path == Path::kSriov || f.path == Path::kShared) ||
+                           (f.path == Path::kHostNetwork && !f.rdma_sign.empty());
+    bool ib_disabled = false;
+    for (const auto* c : f.gpu) ib_disabled = ib_disabled || DisablesIb(*c);
+    f.rdma = uses_rdma && !ib_disabled;
+    if (uses_rdma)
+      for (const auto* c : f.gpu)
+        if (!DisablesIb(*c)) f.rdma_containers.push_back(c);
+    f.plan = PlanTemplate(*f.t, policy, ns, w.ns, f.networks, f.path);
+    d.templates.push_back({f.t->pointer, f.path, f.rdma});
     d.rdma = d.rdma || f.rdma;
     if (!f.gpu.empty()) Evidence(f, policy, w.ns, d.evidence);
-    ctx.templates.push_back(std::move(f));
   }
   for (const auto& l : ctx.launcher)
     if (l.assignment.name.rfind("NCCL_", 0) == 0)
@@ -208,12 +297,15 @@ Diagnosis Diagnose(const workload::Workload& w, const policy::Policy& policy) {
                            l.assignment.value);
   ResolveWorkloadPath(ctx);
   d.path = ctx.path;
+  if (d.path == Path::kNone) NoneEvidence(w, ctx, d.evidence);
   if (OptedOut(w, ns)) {
     d.skipped = true;
     return d;
   }
-  for (const auto& rule : Rules()) rule.check(ctx, rule, d.findings);
+  for (const auto& rule : Rules())
+    if (rule.check != nullptr) rule.check(ctx, rule, d.findings);
   DropShadowedConflicts(d.findings);
+  ApplyRuleLevels(d.findings, ns);
   return d;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "rdma_webhook/rules/diagnosis.h"
+#include "signs.h"
 
 namespace rw::rules {
 namespace {
@@ -93,7 +94,19 @@ void PlanAttachment(const nccl::NetworkAttachment& want, const TemplateNetworks&
   for (const auto& have : nets.parsed.attachments) {
     if (!used[have.item] && have.name == want.name && have.ns == want.ns) {
       used[have.item] = true;
-      if (ns.on_conflict == policy::OnConflict::kOverride) {
+      // Renaming onto an interface another network already uses would give one interface to
+      // two networks: a conflict whatever onConflict says.
+      const bool taken = std::any_of(nets.all.begin(), nets.all.end(), [&](const auto& other) {
+        return other.interface == want.interface &&
+               !(other.item == have.item && other.name == have.name && other.ns == have.ns);
+      });
+      if (taken) {
+        plan.conflicts.push_back({pointer,
+                                  "network '" + want.name + "' is attached as '" + have.interface +
+                                      "' and the namespace policy attaches it as '" +
+                                      want.interface + "', which another network already uses",
+                                  true});
+      } else if (ns.on_conflict == policy::OnConflict::kOverride) {
         plan.renames.push_back({have.item, want.interface});
       } else {
         plan.conflicts.push_back({pointer,
@@ -137,6 +150,10 @@ TemplateNetworks ReadNetworks(const workload::PodTemplate& t,
       if (!a.default_network) nets.all.push_back(a);
     if (key == nets.key) nets.parsed = std::move(parsed);
   }
+  nets.plugin = PluginSign(t);
+  auto platform = ReadPlatformNics(t);
+  nets.platform = std::move(platform.sign);
+  nets.platform_interfaces = std::move(platform.interfaces);
   return nets;
 }
 
@@ -161,14 +178,31 @@ bool SameEnvValue(std::string_view name, std::string_view value, std::string_vie
   return value == wanted;
 }
 
-TemplatePlan PlanTemplate(const workload::PodTemplate& t, const policy::NamespacePolicy& ns,
-                          std::string_view pod_ns, const TemplateNetworks& nets,
-                          policy::Path path) {
+bool ReportsConflict(const TemplatePlan& plan, const policy::NamespacePolicy& ns) {
+  const bool reject = ns.on_conflict == policy::OnConflict::kReject;
+  return std::any_of(plan.conflicts.begin(), plan.conflicts.end(),
+                     [&](const Conflict& c) { return reject || c.always; });
+}
+
+TemplatePlan PlanTemplate(const workload::PodTemplate& t, const policy::Policy& policy,
+                          const policy::NamespacePolicy& ns, std::string_view pod_ns,
+                          const TemplateNetworks& nets, policy::Path path) {
   TemplatePlan plan;
   if (ns.mode == Mode::kOff || !t.HasGpu()) return plan;
   if (path != policy::Path::kNone && path != policy::Path::kUnknown && path != ModePath(ns.mode))
-    return plan;  // the manifest chose another path; allowedPaths decides whether it may
+    return plan;  // the manifest chose another path (plugin included); allowedPaths decides
   plan.applies = true;
+  // Own rails: VFs claimed and networks attached, none of them the policy's (e.g. 8 rails of
+  // the cluster's own), or NICs the platform attaches. They are kept as they are.
+  const auto is_policy_network = [&](const nccl::NetworkAttachment& a) {
+    return std::any_of(ns.sriov.networks.begin(), ns.sriov.networks.end(),
+                       [&](const policy::SriovNetwork& n) { return n.network == a.name; });
+  };
+  const bool claims_vf =
+      t.TotalClaimWhere([&](const std::string& r) { return policy.IsVfResource(r); }) > 0;
+  plan.own_rails =
+      !nets.platform.empty() || (claims_vf && !nets.all.empty() &&
+                                 std::none_of(nets.all.begin(), nets.all.end(), is_policy_network));
   const bool rdma_mode = ns.mode != Mode::kTcp;
   plan.ipc_lock = rdma_mode;
   plan.shm = rdma_mode && ns.inject_shm && !t.host_ipc;
@@ -195,6 +229,7 @@ TemplatePlan PlanTemplate(const workload::PodTemplate& t, const policy::Namespac
       break;
     }
     case Mode::kSriov:
+      if (plan.own_rails) break;
       for (const auto& n : ns.sriov.networks) {
         nccl::NetworkAttachment want;
         want.ns = n.ns.empty() ? std::string(pod_ns) : n.ns;
@@ -202,7 +237,8 @@ TemplatePlan PlanTemplate(const workload::PodTemplate& t, const policy::Namespac
         want.interface = n.interface;
         want.explicit_interface = true;
         PlanAttachment(want, nets, ns, used, plan);
-        plan.claims[n.resource] += n.count;
+        // With the network-resources-injector the cluster claims VFs from the annotation.
+        if (!policy.network_resources_injector) plan.claims[n.resource] += n.count;
       }
       break;
     case Mode::kShared:
@@ -226,6 +262,8 @@ TemplatePlan PlanTemplate(const workload::PodTemplate& t, const policy::Namespac
 
   // Interfaces the pod will have once the plan is applied.
   plan.interfaces = {"eth0", "lo"};
+  plan.interfaces.insert(plan.interfaces.end(), nets.platform_interfaces.begin(),
+                         nets.platform_interfaces.end());
   for (const auto& a : nets.all) {
     std::string iface = a.interface;
     for (const auto& r : plan.renames)
@@ -238,12 +276,19 @@ TemplatePlan PlanTemplate(const workload::PodTemplate& t, const policy::Namespac
         a.explicit_interface ? a.interface : "net" + std::to_string(++position));
 
   plan.env = WantedEnv(ns);
+  if (plan.own_rails)
+    plan.env.erase(std::remove_if(plan.env.begin(), plan.env.end(),
+                                  [](const EnvWant& e) { return e.name == "NCCL_SOCKET_IFNAME"; }),
+                   plan.env.end());
   const bool host_network = ns.mode == Mode::kHostNetwork;
   for (const auto& c : t.containers) {
     if (!c.gpu) continue;
     for (const auto& want : plan.env) {
       const workload::EnvVar* have = c.FindEnv(want.name);
       if (want.extra || have == nullptr || have->from_ref || !have->value) continue;
+      // A user's NCCL_SOCKET_IFNAME is never a conflict: the mode sets it only when absent,
+      // and ifname-not-attached judges a value that selects no interface of the pod.
+      if (want.name == "NCCL_SOCKET_IFNAME") continue;
       if (SameEnvValue(want.name, *have->value, want.value, plan.interfaces, host_network))
         continue;
       plan.conflicts.push_back({c.pointer + "/env/" + std::to_string(have->index) + "/value",

@@ -3,13 +3,27 @@
 
 namespace rw::rules {
 
+namespace {
+
+// Volcano's admission webhook sets ClusterFirstWithHostNet on hostNetwork tasks that leave
+// dnsPolicy out, so an absent dnsPolicy there is no mistake.
+bool VolcanoTask(const Context& ctx) {
+  return ctx.w.kind_row != nullptr && ctx.w.kind_row->group == "batch.volcano.sh" &&
+         ctx.w.kind == "Job";
+}
+
+}  // namespace
+
+// An error where the template uses RDMA (NCCL bootstrap needs the rendezvous Service); a
+// warning for a GPU pod that merely runs on the host network.
 void HostnetworkDns(const Context& ctx, const Rule& rule, Findings& out) {
   for (const auto& f : ctx.templates) {
     if (f.gpu.empty() || !f.t->host_network) continue;
     const auto& dns = f.t->dns_policy;
     if (dns && *dns != "ClusterFirst" && *dns != "Default") continue;
-    rule.Report(
-        out, f.t->SpecPointer() + "/dnsPolicy",
+    if (!dns && VolcanoTask(ctx)) continue;
+    rule.ReportAs(
+        f.rdma ? Severity::kError : Severity::kWarning, out, f.t->SpecPointer() + "/dnsPolicy",
         "hostNetwork: true with dnsPolicy " + dns.value_or("unset (ClusterFirst)") +
             ": a host-network pod then resolves with the node's resolv.conf, so cluster "
             "Service names (the rendezvous address) do not resolve and NCCL bootstrap hangs.",
@@ -19,7 +33,8 @@ void HostnetworkDns(const Context& ctx, const Rule& rule, Findings& out) {
 
 void IfnameNotAttached(const Context& ctx, const Rule& rule, Findings& out) {
   for (const auto& f : ctx.templates) {
-    if (f.t->host_network) continue;
+    // The platform's NICs (GKE multi-networking) are not in a Multus annotation.
+    if (f.t->host_network || !f.networks.platform.empty()) continue;
     for (const auto* c : f.gpu) {
       const auto* v = c->FindEnv("NCCL_SOCKET_IFNAME");
       if (v == nullptr || !v->value || v->value->empty() || v->value->front() == '^') continue;
@@ -50,31 +65,41 @@ void LegacyNetworkKey(const Context& ctx, const Rule& rule, Findings& out) {
   }
 }
 
+// Only the absence of any attachment is certain: a network the policy does not know may be the
+// one that plugs the VF in. RoCE needs the VF's netdev (its IP makes the GID): an error there;
+// on InfiniBand (or an unknown fabric) the verbs reach the VF without it: a warning.
 void VfWithoutNetwork(const Context& ctx, const Rule& rule, Findings& out) {
   for (const auto& f : ctx.templates) {
-    if (f.gpu.empty() || f.t->host_network || f.vf_claimed == 0 || f.rdma_attachments > 0) continue;
+    if (f.gpu.empty() || f.t->host_network || f.vf_claimed == 0 || !f.networks.all.empty() ||
+        !f.networks.platform.empty())
+      continue;
     std::string pointer = f.t->SpecPointer();
     std::string resource;
     for (const auto& c : f.t->containers)
-      for (const auto& r : ctx.policy.vf_resources)
-        if (resource.empty() && c.Claim(r) > 0) {
+      for (const auto& r : c.ResourceNames())
+        if (resource.empty() && ctx.policy.IsVfResource(r) && c.Claim(r) > 0) {
           resource = r;
           pointer = c.pointer + "/resources/" + (c.limits.count(r) ? "limits/" : "requests/") +
                     workload::EscapePointerToken(r);
         }
-    rule.Report(out, pointer,
-                "the pod claims " + resource +
-                    " but no network annotation plugs the VF in: the device plugin reserves the "
-                    "VF and Multus never moves it into the pod, so NCCL sees no RDMA device.",
-                "add `" + ctx.ns.sriov.annotation_key +
-                    ": <rdma-network>@eth1` to the pod "
-                    "template's annotations (one attachment per VF)");
+    rule.ReportAs(
+        ctx.ns.nccl.fabric == policy::Fabric::kRoce ? Severity::kError : Severity::kWarning, out,
+        pointer,
+        "the pod claims " + resource +
+            " but no network annotation plugs the VF in: the device plugin reserves the "
+            "VF and Multus never moves it into the pod, so NCCL sees no RDMA device.",
+        "add `" + ctx.ns.sriov.annotation_key +
+            ": <rdma-network>@eth1` to the pod "
+            "template's annotations (one attachment per VF)");
   }
 }
 
 void NetworkWithoutVf(const Context& ctx, const Rule& rule, Findings& out) {
   for (const auto& f : ctx.templates) {
-    if (f.gpu.empty() || f.t->host_network) continue;
+    if (f.gpu.empty() || f.t->host_network || !f.networks.platform.empty()) continue;
+    // The network-resources-injector adds the claims to the pods a template makes; a bare Pod
+    // has already been through it when it is validated.
+    if (ctx.policy.network_resources_injector && !f.t->pointer.empty()) continue;
     if (static_cast<long long>(f.rdma_attachments) <= f.vf_claimed) continue;
     const std::string res =
         ctx.policy.vf_resources.empty() ? "rdma/vf" : ctx.policy.vf_resources.front();

@@ -2,6 +2,11 @@
 #include "context.h"
 
 namespace rw::rules {
+// A device resource to name in fixes: the namespace's own, else a plain name of the policy.
+std::string ExampleDeviceResource(const Context& ctx);
+}  // namespace rw::rules
+
+namespace rw::rules {
 void HostnetworkDns(const Context&, const Rule&, Findings&);
 void IfnameNotAttached(const Context&, const Rule&, Findings&);
 void LegacyNetworkKey(const Context&, const Rule&, Findings&);
@@ -26,5 +31,6 @@ void IpcLockMissing(const Context&, const Rule&, Findings&);
 void PrivilegedRdma(const Context&, const Rule&, Findings&);
 void NonRootIpcLock(const Context&, const Rule&, Findings&);
 void RdmaDeviceMissing(const Context&, const Rule&, Findings&);
+void RdmaDeviceHostpath(const Context&, const Rule&, Findings&);
 void ShmTooSmall(const Context&, const Rule&, Findings&);
 }  // namespace rw::rules

@@ -2,8 +2,8 @@
 
 namespace rw::rules {
 
-// Every rule id of CONTRACT.md section 3, in its order, with its severity. Adding a rule is one
-// function and one row here.
+// Every rule id of docs/rules.md, with its table severity. Adding a rule is one function and one
+// row here (and its id in policy::KnownRuleIds, which a unit test keeps equal to this table).
 const std::vector<Rule>& Rules() {
   using S = Severity;
   static const std::vector<Rule> kRules = {
@@ -21,9 +21,12 @@ const std::vector<Rule>& Rules() {
       {"policy-conflict", S::kError, PolicyConflict},
       {"invalid-nccl-value", S::kError, InvalidNcclValue},
       {"invalid-network-annotation", S::kError, InvalidNetworkAnnotation},
+      {"rdma-device-hostpath", S::kError, RdmaDeviceHostpath},
       {"privileged-rdma", S::kWarning, PrivilegedRdma},
       {"non-root-ipc-lock", S::kWarning, NonRootIpcLock},
       {"rdma-device-missing", S::kWarning, RdmaDeviceMissing},
+      // Found while reading YAML, before any object exists: the CLI reports it (no function).
+      {"duplicate-key", S::kWarning, nullptr},
       {"hostnetwork-fixed-port", S::kWarning, HostnetworkFixedPort},
       {"shm-too-small", S::kWarning, ShmTooSmall},
       {"gang-incomplete", S::kWarning, GangIncomplete},

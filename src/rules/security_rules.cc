@@ -3,8 +3,17 @@
 #include <algorithm>
 
 #include "rule_functions.h"
+#include "signs.h"
 
 namespace rw::rules {
+
+std::string ExampleDeviceResource(const Context& ctx) {
+  if (!ctx.ns.host_network.device_resource.empty()) return ctx.ns.host_network.device_resource;
+  if (!ctx.ns.shared.resource.empty()) return ctx.ns.shared.resource;
+  for (const auto& r : ctx.policy.shared_resources)
+    if (r.find_first_of("*?") == std::string::npos) return r;
+  return "rdma/rdma_shared_device_a";
+}
 
 void IpcLockMissing(const Context& ctx, const Rule& rule, Findings& out) {
   for (const auto& f : ctx.templates)
@@ -18,15 +27,32 @@ void IpcLockMissing(const Context& ctx, const Rule& rule, Findings& out) {
     }
 }
 
+// The fix never advises only dropping privileged: where nothing else grants the verbs devices
+// (a /dev/infiniband hostPath does not pass the device cgroup), privileged is what makes RDMA
+// work, and dropping it alone breaks RDMA silently.
 void PrivilegedRdma(const Context& ctx, const Rule& rule, Findings& out) {
   for (const auto& f : ctx.templates)
     for (const auto* c : f.rdma_containers) {
       if (!c->privileged) continue;
+      workload::Container unprivileged = *c;
+      unprivileged.privileged = false;
+      const std::string grant = DeviceGrant(unprivileged, *f.t, ctx.policy);
+      std::string needs;
+      if (!c->HasCapability("IPC_LOCK")) needs = "add IPC_LOCK to securityContext.capabilities.add";
+      if (grant.empty())
+        needs += std::string(needs.empty() ? "" : " and ") + "claim an RDMA device resource (" +
+                 ExampleDeviceResource(ctx) + ": 1) for /dev/infiniband";
+      const std::string fix = needs.empty() ? "drop privileged: true (IPC_LOCK and " + grant +
+                                                  " already give RDMA " + "what it needs)"
+                                            : needs + ", then drop privileged: true";
       rule.Report(out, c->pointer + "/securityContext/privileged",
                   "container '" + c->name +
-                      "' is privileged for RDMA: IPC_LOCK is enough, and privileged removes the "
-                      "isolation boundary.",
-                  "drop privileged: true and add the IPC_LOCK capability");
+                      "' is privileged for RDMA: that removes the isolation boundary, while RDMA "
+                      "needs only IPC_LOCK and the verbs devices" +
+                      (grant.empty() ? " (today only privileged grants them: a /dev/infiniband "
+                                       "hostPath alone does not pass the device cgroup)."
+                                     : "."),
+                  fix);
     }
 }
 
@@ -49,24 +75,35 @@ void RdmaDeviceMissing(const Context& ctx, const Rule& rule, Findings& out) {
   for (const auto& f : ctx.templates) {
     if (f.path != policy::Path::kHostNetwork || !f.rdma) continue;
     for (const auto* c : f.rdma_containers) {
-      if (c->privileged) continue;
-      auto claims = [&](const std::vector<std::string>& rs) {
-        return std::any_of(rs.begin(), rs.end(),
-                           [&](const std::string& r) { return c->Claim(r) > 0; });
-      };
-      if (claims(ctx.policy.vf_resources) || claims(ctx.policy.shared_resources)) continue;
-      const bool mounted = std::any_of(c->mounts.begin(), c->mounts.end(), [](const auto& m) {
-        return m.mount_path.rfind("/dev/infiniband", 0) == 0;
-      });
-      if (mounted) continue;
-      rule.Report(out, c->pointer + "/resources",
-                  "container '" + c->name +
-                      "' is on the host network but has no RDMA device: hostNetwork shows the "
-                      "netdevs, not /dev/infiniband, so NCCL reports 'NET/IB : No device found' "
-                      "and uses sockets.",
-                  "claim a shared RDMA device resource (e.g. rdma/hca_shared_devices_a: 1)");
+      if (!DeviceGrant(*c, *f.t, ctx.policy).empty()) continue;
+      if (FindInfinibandMount(*c, *f.t).mounted) continue;  // rdma-device-hostpath's case
+      rule.Report(
+          out, c->pointer + "/resources",
+          "container '" + c->name +
+              "' is on the host network but has no RDMA device: hostNetwork shows the "
+              "netdevs, not /dev/infiniband, so NCCL reports 'NET/IB : No device found' "
+              "and uses sockets.",
+          "claim a shared RDMA device resource (e.g. " + ExampleDeviceResource(ctx) + ": 1)");
     }
   }
+}
+
+// A hostPath volume makes the device nodes appear, but the container's device cgroup (built
+// from the device plugin's answer or from privileged) still refuses to open them.
+void RdmaDeviceHostpath(const Context& ctx, const Rule& rule, Findings& out) {
+  for (const auto& f : ctx.templates)
+    for (const auto* c : f.rdma_containers) {
+      const auto mount = FindInfinibandMount(*c, *f.t);
+      if (!mount.mounted || !mount.host_path) continue;
+      if (!DeviceGrant(*c, *f.t, ctx.policy).empty()) continue;
+      rule.Report(out, mount.pointer,
+                  "container '" + c->name +
+                      "' gets /dev/infiniband only through a hostPath volume: the device nodes "
+                      "appear, but the container's device cgroup still denies the verbs "
+                      "devices, so NCCL reports 'NET/IB : No device found' and uses sockets.",
+                  "claim an RDMA device resource (e.g. " + ExampleDeviceResource(ctx) +
+                      ": 1) instead of the hostPath, or use a DRA claim");
+    }
 }
 
 void ShmTooSmall(const Context& ctx, const Rule& rule, Findings& out) {

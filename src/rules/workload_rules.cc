@@ -31,7 +31,9 @@ void MixedPaths(const Context& ctx, const Rule& rule, Findings& out) {
 }
 
 void PathNotAllowed(const Context& ctx, const Rule& rule, Findings& out) {
-  if (ctx.path == Path::kNone || ctx.path == Path::kUnknown || ctx.path == Path::kMixed) return;
+  if (ctx.path == Path::kNone || ctx.path == Path::kUnknown || ctx.path == Path::kMixed ||
+      ctx.path == Path::kPlugin)
+    return;
   if (ctx.ns.Allows(ctx.path)) return;
   std::string allowed;
   for (Path p : ctx.ns.allowed_paths)
@@ -82,6 +84,9 @@ long long ReplicaSum(const nlohmann::json& specs, std::string_view field_name) {
 
 void GangIncomplete(const Context& ctx, const Rule& rule, Findings& out) {
   if (ctx.w.object == nullptr || ctx.w.kind_row == nullptr) return;
+  if (std::none_of(ctx.templates.begin(), ctx.templates.end(),
+                   [](const TemplateFacts& f) { return !f.gpu.empty(); }))
+    return;
   const auto& obj = *ctx.w.object;
   const auto& group = ctx.w.kind_row->group;
   const nlohmann::json* min = nullptr;
@@ -104,7 +109,12 @@ void GangIncomplete(const Context& ctx, const Rule& rule, Findings& out) {
       if (const auto* s = at(specs.c_str())) total += ReplicaSum(*s, "replicas");
     }
   }
-  if (min == nullptr || !min->is_number_integer() || min->get<long long>() >= total) return;
+  // Volcano's webhook turns an absent or 0 minAvailable into the sum of the tasks' own
+  // minAvailable (each defaulting to its replicas): only a positive value below the total is
+  // the user's choice of a partial gang.
+  if (min == nullptr || !min->is_number_integer() || min->get<long long>() <= 0 ||
+      min->get<long long>() >= total)
+    return;
   rule.Report(out, pointer,
               "minAvailable is " + std::to_string(min->get<long long>()) + " but the job has " +
                   std::to_string(total) +

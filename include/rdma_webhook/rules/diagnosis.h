@@ -57,6 +57,10 @@ Diagnosis Diagnose(const workload::Workload& w, const policy::Policy& policy);
 Diagnosis Diagnose(const nlohmann::json& object, const policy::Policy& policy,
                    std::string_view default_ns);
 
+// Applies a namespace's `rules:` levels: `off` drops a finding, error/warning set its severity.
+// Diagnose does it already; for findings made elsewhere (the CLI's duplicate-key).
+void ApplyRuleLevels(std::vector<Finding>& findings, const policy::NamespacePolicy& ns_policy);
+
 // The label that opts an object out where the namespace allows it.
 inline constexpr std::string_view kSkipAnnotation = "rdma-webhook.io/skip";
 bool OptedOut(const workload::Workload& w, const policy::NamespacePolicy& ns_policy);

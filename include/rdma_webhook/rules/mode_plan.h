@@ -33,6 +33,7 @@ struct Rename {
 
 struct TemplatePlan {
   bool applies = false;       // the mode manages this template (GPU, path none/unknown/the mode's)
+  bool own_rails = false;     // the template brings its own NICs: no attachment, VF or ifname
   std::vector<EnvWant> env;   // for every GPU container, in this order
   bool ipc_lock = false;      // add IPC_LOCK to every GPU container
   bool host_network = false;  // set hostNetwork: true + dnsPolicy
@@ -53,6 +54,9 @@ struct TemplateNetworks {
   nccl::NetworksAnnotation parsed;           // of `key`
   std::vector<nccl::NetworkAttachment> all;  // of every network key present
   std::vector<std::string> errors;           // "<key>: <problem>"
+  std::string plugin;    // evidence of a non-verbs NCCL network plugin, "" when none
+  std::string platform;  // evidence of platform-attached RDMA NICs (GKE), "" when none
+  std::vector<std::string> platform_interfaces;  // interfaces the platform attaches
 };
 TemplateNetworks ReadNetworks(const workload::PodTemplate& t,
                               const policy::NamespacePolicy& ns_policy, std::string_view pod_ns);
@@ -72,7 +76,12 @@ policy::Path TemplatePath(const workload::PodTemplate& t, const policy::Policy& 
 
 // The plan for a template; `nets` and `path` are computed once by the caller (diagnosis or
 // mutation), so the annotation is parsed once per template and request.
-TemplatePlan PlanTemplate(const workload::PodTemplate& t, const policy::NamespacePolicy& ns_policy,
-                          std::string_view pod_ns, const TemplateNetworks& nets, policy::Path path);
+TemplatePlan PlanTemplate(const workload::PodTemplate& t, const policy::Policy& policy,
+                          const policy::NamespacePolicy& ns_policy, std::string_view pod_ns,
+                          const TemplateNetworks& nets, policy::Path path);
+
+// True when a conflict of `plan` is reported under the namespace's onConflict (and so the whole
+// workload is left unmutated for validation to deny).
+bool ReportsConflict(const TemplatePlan& plan, const policy::NamespacePolicy& ns_policy);
 
 }  // namespace rw::rules

@@ -1,0 +1,206 @@
+#include "signs.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include <nlohmann/json.hpp>
+
+namespace rw::rules {
+namespace {
+
+using workload::Container;
+using workload::PodTemplate;
+
+bool StartsWith(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+bool Contains(std::string_view s, std::string_view part) {
+  return s.find(part) != std::string_view::npos;
+}
+
+constexpr std::string_view kEfaResource = "vpc.amazonaws.com/efa";
+
+std::string PluginImageSign(const std::string& image, const std::string& who) {
+  if (Contains(image, "tcpgpudmarxd"))
+    return who + " runs the GPUDirect-TCPX receive-datapath daemon (" + image + ")";
+  if (Contains(image, "nccl-plugin-gpudirecttcpx"))
+    return who + " runs the GPUDirect-TCPX NCCL plugin image (" + image + ")";
+  return {};
+}
+
+std::string ContainerPluginSign(const Container& c) {
+  const std::string who = "container '" + c.name + "'";
+  for (const auto& v : c.env) {
+    if (StartsWith(v.name, "NCCL_GPUDIRECTTCPX_") || StartsWith(v.name, "NCCL_FASTRAK_"))
+      return who + " sets " + v.name + " (GPUDirect-TCPX/TCPXO)";
+    if (!v.value) continue;
+    if (v.name == "NCCL_NET" && !EqualsIgnoreCase(*v.value, "IB") &&
+        !EqualsIgnoreCase(*v.value, "Socket") && !EqualsIgnoreCase(*v.value, "gIB") &&
+        !v.value->empty())
+      return who + " sets NCCL_NET=" + *v.value + " (a network plugin that is not verbs)";
+    if (v.name == "FI_PROVIDER" && EqualsIgnoreCase(*v.value, "efa"))
+      return who + " sets FI_PROVIDER=efa (AWS EFA through libfabric)";
+  }
+  if (auto sign = PluginImageSign(c.image, who); !sign.empty()) return sign;
+  if (c.Claim(kEfaResource) > 0)
+    return who + " claims " + std::string(kEfaResource) + " (AWS EFA through libfabric)";
+  return {};
+}
+
+bool NriAnnotation(const PodTemplate& t) {
+  for (const auto& [key, value] : t.annotations)
+    if (StartsWith(key, "devices.nri.io/") || StartsWith(key, "devices.noderesource.dev/") ||
+        StartsWith(key, "devices.gke.io/container.") || StartsWith(key, "cdi.k8s.io/"))
+      return true;
+  return false;
+}
+
+long long IntegerAt(const nlohmann::json& node, const char* key, long long fallback) {
+  if (!node.is_object()) return fallback;
+  auto it = node.find(key);
+  return it != node.end() && it->is_number_integer() ? it->get<long long>() : fallback;
+}
+
+}  // namespace
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+std::string PluginSign(const PodTemplate& t) {
+  for (const auto& c : t.containers)
+    if (auto sign = ContainerPluginSign(c); !sign.empty()) return "plugin: " + sign;
+  for (const auto& image : t.init_images)
+    if (auto sign = PluginImageSign(image, "an init container"); !sign.empty())
+      return "plugin: " + sign;
+  return {};
+}
+
+PlatformNics ReadPlatformNics(const PodTemplate& t) {
+  PlatformNics out;
+  std::vector<std::string> rdma_networks;
+  if (const std::string* value = t.Annotation("networking.gke.io/interfaces")) {
+    // GKE's own format: a JSON list of {"interfaceName", "network"}. Anything else attaches
+    // nothing we can name, so it is no sign (GKE itself rejects it at admission).
+    const auto list = nlohmann::json::parse(*value, nullptr, false);
+    if (list.is_array())
+      for (const auto& item : list) {
+        if (!item.is_object()) continue;
+        const auto iface = item.find("interfaceName");
+        const auto network = item.find("network");
+        if (iface != item.end() && iface->is_string()) out.interfaces.push_back(*iface);
+        if (network != item.end() && network->is_string() &&
+            StartsWith(network->get_ref<const std::string&>(), "rdma"))
+          rdma_networks.push_back(*network);
+      }
+  }
+  if (!rdma_networks.empty()) {
+    std::string names;
+    for (const auto& n : rdma_networks) names += (names.empty() ? "" : ", ") + n;
+    out.sign = "GKE multi-networking attaches RDMA networks " + names +
+               " (networking.gke.io/interfaces): platform-attached NICs";
+    return out;
+  }
+  for (const auto& c : t.containers) {
+    const auto* net = c.FindEnv("NCCL_NET");
+    if (net != nullptr && net->value && EqualsIgnoreCase(*net->value, "gIB")) {
+      out.sign = "container '" + c.name +
+                 "' sets NCCL_NET=gIB (GKE GPUDirect-RDMA): " + "platform-attached NICs";
+      return out;
+    }
+  }
+  std::vector<std::string> images;
+  for (const auto& c : t.containers) images.push_back(c.image);
+  images.insert(images.end(), t.init_images.begin(), t.init_images.end());
+  for (const auto& image : images)
+    if (Contains(image, "nccl-plugin-gib")) {
+      out.sign = "image " + image +
+                 " is GKE's gIB NCCL plugin (GPUDirect-RDMA): " + "platform-attached NICs";
+      return out;
+    }
+  return out;
+}
+
+std::string DeviceGrant(const Container& c, const PodTemplate& t, const policy::Policy& policy) {
+  if (c.privileged) return "privileged";
+  for (const auto& r : c.ResourceNames())
+    if (policy.IsRdmaDeviceResource(r) && c.Claim(r) > 0) return "the resource " + r;
+  if (c.dra_claims || t.pod_resource_claims) return "a DRA claim";
+  if (NriAnnotation(t)) return "a device-injection annotation";
+  return {};
+}
+
+InfinibandMount FindInfinibandMount(const Container& c, const PodTemplate& t) {
+  InfinibandMount out;
+  for (std::size_t i = 0; i < c.mounts.size(); ++i) {
+    const auto& m = c.mounts[i];
+    if (m.mount_path != "/dev/infiniband" && !StartsWith(m.mount_path, "/dev/infiniband/"))
+      continue;
+    if (!out.mounted) {
+      out.mounted = true;
+      out.host_path = true;
+      out.pointer = c.pointer + "/volumeMounts/" + std::to_string(i);
+    }
+    out.host_path = out.host_path && t.IsHostPathVolume(m.name);
+  }
+  return out;
+}
+
+std::string HostNetworkRdmaSign(const PodTemplate& t, const policy::Policy& policy) {
+  for (const auto& c : t.containers) {
+    for (const auto& r : c.ResourceNames())
+      if (policy.IsRdmaDeviceResource(r) && c.Claim(r) > 0) return "claims " + r;
+    if (!c.gpu) continue;
+    const std::string who = "container '" + c.name + "' ";
+    if (c.HasCapability("IPC_LOCK")) return who + "adds IPC_LOCK";
+    if (FindInfinibandMount(c, t).mounted) return who + "mounts /dev/infiniband";
+    if (c.dra_claims) return who + "has a DRA claim";
+    for (const auto& v : c.env) {
+      if ((StartsWith(v.name, "NCCL_IB_") && v.name != "NCCL_IB_DISABLE") ||
+          v.name == "NCCL_SOCKET_IFNAME")
+        return who + "sets " + v.name;
+      if (v.name == "NCCL_NET" && v.value && EqualsIgnoreCase(*v.value, "IB"))
+        return who + "sets NCCL_NET=IB";
+    }
+  }
+  if (t.pod_resource_claims) return "the pod has DRA resource claims";
+  if (NriAnnotation(t)) return "a device-injection annotation";
+  return {};
+}
+
+long long TemplateReplicas(const workload::Workload& w, const PodTemplate& t) {
+  if (w.kind_row == nullptr || w.object == nullptr || t.pointer.empty()) return 1;
+  const auto& row = *w.kind_row;
+  if (row.group == "apps" || (row.group.empty() && row.kind == "Pod")) return 1;
+  // Walk from the object down to the template: every object on the way that says how many
+  // copies of what lies below it runs (replicas, Job parallelism, a LeaderWorkerSet group's
+  // size) multiplies. The top-level `/spec/replicas` of a LeaderWorkerSet counts independent
+  // groups, so it is left out.
+  const auto tokens = workload::PointerTokens(t.pointer);
+  const nlohmann::json* node = w.object;
+  long long total = 1;
+  for (std::size_t i = 0; i < tokens.size() && node != nullptr; ++i) {
+    if (i >= 2) total *= std::max<long long>(IntegerAt(*node, "replicas", 1), 0);
+    total *= std::max<long long>(IntegerAt(*node, "parallelism", 1), 0);
+    if (tokens[i] == "workerTemplate")
+      total *= std::max<long long>(IntegerAt(*node, "size", 1) - 1, 0);
+    if (total > 1'000'000) return total;
+    const nlohmann::json* next = nullptr;
+    if (node->is_object()) {
+      auto it = node->find(tokens[i]);
+      if (it != node->end()) next = &*it;
+    } else if (node->is_array() && !tokens[i].empty() &&
+               std::all_of(tokens[i].begin(), tokens[i].end(), ::isdigit) && tokens[i].size() < 9) {
+      const std::size_t index = std::stoul(tokens[i]);
+      if (index < node->size()) next = &(*node)[index];
+    }
+    node = next;
+  }
+  return total;
+}
+
+}  // namespace rw::rules

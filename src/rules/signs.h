@@ -1,0 +1,51 @@
+#pragma once
+// Signs read from a pod template that decide its path and whether it uses RDMA
+// (docs/design.md, "Paths"). Pure functions of the template and the policy.
+#include <string>
+#include <vector>
+
+#include "rdma_webhook/policy/policy.h"
+#include "rdma_webhook/workload/workload.h"
+
+namespace rw::rules {
+
+// NCCL goes through a network plugin that is not InfiniBand verbs (GPUDirect-TCPX/TCPXO, AWS
+// EFA): the evidence line naming the first sign seen, or "" when there is none.
+std::string PluginSign(const workload::PodTemplate& t);
+
+// RDMA NICs attached by the platform without Multus (GKE multi-networking with `rdma*`
+// networks, NCCL_NET=gIB, the gIB plugin image).
+struct PlatformNics {
+  std::string sign;                     // evidence line, "" when the platform attaches none
+  std::vector<std::string> interfaces;  // interfaceName of every networking.gke.io entry
+};
+PlatformNics ReadPlatformNics(const workload::PodTemplate& t);
+
+// What grants a container the verbs character devices past the device cgroup: privileged, an
+// RDMA device resource, a DRA claim, NRI/CDI device injection. "" when nothing does.
+std::string DeviceGrant(const workload::Container& c, const workload::PodTemplate& t,
+                        const policy::Policy& policy);
+
+// The container mounts something at /dev/infiniband; `host_path` tells whether every such mount
+// comes from a hostPath volume.
+struct InfinibandMount {
+  bool mounted = false;
+  bool host_path = false;
+  std::string pointer;  // the first such volumeMount
+};
+InfinibandMount FindInfinibandMount(const workload::Container& c, const workload::PodTemplate& t);
+
+// A sign that a hostNetwork GPU template really uses RDMA (CONTRACT.md section 3, "A sign of
+// RDMA on hostNetwork"), without the multi-node sign, which needs the whole workload: the
+// evidence line, or "".
+std::string HostNetworkRdmaSign(const workload::PodTemplate& t, const policy::Policy& policy);
+
+// Pods a template stands for across the workload (replicas, parallelism, group size), for the
+// multi-node sign. Kinds that run one independent pod per replica (Pod, Deployment, ReplicaSet,
+// StatefulSet, DaemonSet) are never multi-node: they return 1.
+long long TemplateReplicas(const workload::Workload& w, const workload::PodTemplate& t);
+
+// Case-insensitive ASCII comparison (NCCL compares NCCL_NET with strcasecmp).
+bool EqualsIgnoreCase(std::string_view a, std::string_view b);
+
+}  // namespace rw::rules
