@@ -292,9 +292,12 @@ def test_vendor_key_present_keeps_defaults_out(tmp_path):
 
 
 def test_reject_conflict_is_left_for_validation(tmp_path):
-    doc = m.edit(m.sriov, lambda d: m.set_env(m.c0(d), "NCCL_SOCKET_IFNAME", "eth0"))
+    """v2, no self-denial: the whole workload stays as written, so validation denies it for the
+    user's value (policy-conflict) and never for a field the webhook wrote."""
+    doc = m.edit(m.sriov, lambda d: m.set_env(m.c0(d), "NCCL_NET_GDR_LEVEL", "SYS"))
     patches, [res], rj = roundtrip(tmp_path, [doc], "sriov.yaml")
-    assert env_of(m.c0(res))["NCCL_SOCKET_IFNAME"] == "eth0"
+    assert patches == [[]], patches
+    assert env_of(m.c0(res))["NCCL_NET_GDR_LEVEL"] == "SYS"
     assert rj.rc == 1, "mutate exits 1 when the mutated result has an error finding"
     out = tmp_path / "out.yaml"
     out.write_text(dump_docs([res]))
@@ -303,13 +306,14 @@ def test_reject_conflict_is_left_for_validation(tmp_path):
             if f["severity"] == "error"] == ["policy-conflict"], r
 
 
-def test_override_replaces_the_user_value(tmp_path):
+def test_user_socket_ifname_is_kept_even_under_override(tmp_path):
+    """v2: the mode sets NCCL_SOCKET_IFNAME only when absent (eth0 may carry the bootstrap while
+    the VF carries RDMA); override does not replace it."""
     doc = m.edit(m.sriov, lambda d: m.set_env(m.c0(d), "NCCL_SOCKET_IFNAME", "eth0"))
     _, [res], rj = roundtrip(tmp_path, [doc], "override.yaml")
     names = [e["name"] for e in m.c0(res)["env"]]
     assert names.count("NCCL_SOCKET_IFNAME") == 1
-    assert names.index("NCCL_SOCKET_IFNAME") == 0, "replaced in place"
-    assert env_of(m.c0(res))["NCCL_SOCKET_IFNAME"] == "eth1"
+    assert env_of(m.c0(res))["NCCL_SOCKET_IFNAME"] == "eth0"
     assert rj.rc == 0, rj
 
 

@@ -28,8 +28,8 @@ namespaces:
   return p;
 }
 
-// A GPU pod on the host network without IPC_LOCK and without a DNS policy: two errors
-// (ipc-lock-missing, hostnetwork-dns) wherever validation denies.
+// A GPU pod on the host network that shows RDMA (NCCL_IB_HCA) without IPC_LOCK and without a
+// DNS policy: two errors (ipc-lock-missing, hostnetwork-dns) wherever validation denies.
 json BrokenPod(const std::string& ns) {
   return json{{"apiVersion", "v1"},
               {"kind", "Pod"},
@@ -39,6 +39,7 @@ json BrokenPod(const std::string& ns) {
                 {"containers",
                  {{{"name", "trainer"},
                    {"image", "pytorch"},
+                   {"env", {{{"name", "NCCL_IB_HCA"}, {"value", "mlx5"}}}},
                    {"resources", {{"limits", {{"nvidia.com/gpu", 8}}}}}}}}}}};
 }
 

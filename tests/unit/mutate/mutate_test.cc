@@ -17,7 +17,7 @@ namespaces:
     mode: sriov
     injectShm: true
     sriov: {networks: [{network: sriov-rdma-net, interface: eth1}]}
-    nccl: {gidIndex: 3, extraEnv: {NCCL_DEBUG: INFO}}
+    nccl: {fabric: roce, gidIndex: 3, extraEnv: {NCCL_DEBUG: INFO}}
   - names: [rails]
     mode: sriov
     sriov:
@@ -31,6 +31,7 @@ namespaces:
     mode: sriov
     onConflict: override
     sriov: {networks: [{network: sriov-rdma-net, interface: eth1}]}
+    nccl: {fabric: roce, gidIndex: 3}
   - names: [host]
     mode: hostNetwork
     hostNetwork: {socketIfname: bond0, deviceResource: rdma/hca_shared_devices_a}
@@ -138,15 +139,28 @@ TEST(MutateSriov, VendorKeyGetsDefaultNetworksFirst) {
             "tke-bridge,sriov-rdma-net@eth1");
 }
 
-TEST(MutateSriov, RejectLeavesConflictsOverrideReplacesAndWarns) {
-  const std::string env = "    env: [{name: NCCL_SOCKET_IFNAME, value: eth0}]\n";
+TEST(MutateSriov, RejectLeavesTheWholeWorkloadOverrideReplacesAndWarns) {
+  const std::string env = "    env: [{name: NCCL_IB_GID_INDEX, value: \"5\"}]\n";
+  // reject: nothing is written, so validation denies for the user's value alone.
   const auto reject = CheckedMutate(Yaml(Pod("sriov", env)));
-  EXPECT_EQ(Env(reject.result["spec"]["containers"][1])["NCCL_SOCKET_IFNAME"], "eth0");
+  EXPECT_EQ(reject.patch, json::array());
   EXPECT_TRUE(reject.overrides.empty());
   const auto over = CheckedMutate(Yaml(Pod("override", env)));
-  EXPECT_EQ(Env(over.result["spec"]["containers"][1])["NCCL_SOCKET_IFNAME"], "eth1");
+  EXPECT_EQ(Env(over.result["spec"]["containers"][1])["NCCL_IB_GID_INDEX"], "3");
   ASSERT_EQ(over.overrides.size(), 1u);
   EXPECT_EQ(over.overrides[0].rule, "policy-conflict");
+}
+
+TEST(MutateSriov, UserSocketIfnameIsKeptUnderRejectAndOverride) {
+  const std::string env = "    env: [{name: NCCL_SOCKET_IFNAME, value: eth0}]\n";
+  for (const char* ns : {"sriov", "override"}) {
+    const auto m = CheckedMutate(Yaml(Pod(ns, env)));
+    EXPECT_EQ(Env(m.result["spec"]["containers"][1])["NCCL_SOCKET_IFNAME"], "eth0") << ns;
+    EXPECT_TRUE(m.overrides.empty()) << ns;
+    EXPECT_EQ(m.result["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"],
+              "sriov-rdma-net@eth1")
+        << ns;
+  }
 }
 
 TEST(MutateSriov, OverrideRenamesAttachedInterface) {

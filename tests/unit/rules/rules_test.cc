@@ -17,7 +17,7 @@ namespaces:
   - names: [sriov-ns]
     mode: sriov
     sriov: {networks: [{network: sriov-rdma-net, interface: eth1}]}
-    nccl: {gidIndex: 3}
+    nccl: {fabric: roce, gidIndex: 3}
   - names: [host-ns]
     mode: hostNetwork
   - names: [host-exclusive]
@@ -152,8 +152,11 @@ INSTANTIATE_TEST_SUITE_P(
                  GoodSriov("sriov-ns", Env("NCCL_IB_GID_INDEX", "3"))},
         RuleCase{"gid_other_namespace_auto", "gid-index-mismatch", false,
                  GoodSriov("default", Env("NCCL_IB_GID_INDEX", "5"))},
-        RuleCase{"conflict_ifname_eth0_in_sriov_ns", "policy-conflict", true,
+        // v2: a user's NCCL_SOCKET_IFNAME is never a conflict (eth0 for bootstrap is fine).
+        RuleCase{"user_ifname_eth0_in_sriov_ns_no_conflict", "policy-conflict", false,
                  Pod("sriov-ns", "", kGpu + Env("NCCL_SOCKET_IFNAME", "eth0"))},
+        RuleCase{"conflict_dns_default_in_host_ns", "policy-conflict", true,
+                 Pod("host-ns", "  dnsPolicy: Default\n", kGpu)},
         RuleCase{"no_conflict_eq_eth1", "policy-conflict", false,
                  Pod("sriov-ns", "", kGpu + Env("NCCL_SOCKET_IFNAME", "=eth1"))},
         RuleCase{"conflict_gid_shadowed_by_mismatch", "policy-conflict", false,
@@ -288,7 +291,9 @@ TEST(Paths, FirstSignalDecides) {
   };
   const Case cases[] = {
       {Pod("default", "", "    resources: {limits: {cpu: 1}}\n"), policy::Path::kNone, false},
-      {Pod("default", kHost, kGpu), policy::Path::kHostNetwork, true},
+      // v2: on the host network RDMA needs a sign of it; a GPU pod alone is not RDMA.
+      {Pod("default", kHost, kGpu), policy::Path::kHostNetwork, false},
+      {Pod("default", kHost, kGpu + kIpc), policy::Path::kHostNetwork, true},
       {Pod("default", kHost, kGpu + Env("NCCL_IB_DISABLE", "1")), policy::Path::kHostNetwork,
        false},
       {Pod("default", "", kGpuVf, kNet), policy::Path::kSriov, true},
@@ -329,12 +334,21 @@ TEST(Findings, IpcLockPointerNamesTheContainerSecurityContext) {
 
 TEST(RuleTableTest, SeveritiesFollowTheContract) {
   for (const auto& r : RuleTable()) {
-    const bool warning = r.id == "privileged-rdma" || r.id == "non-root-ipc-lock" ||
-                         r.id == "rdma-device-missing" || r.id == "hostnetwork-fixed-port" ||
-                         r.id == "shm-too-small" || r.id == "gang-incomplete" ||
-                         r.id == "gid-index-on-ib" || r.id == "launcher-args-conflict";
+    const bool warning =
+        r.id == "privileged-rdma" || r.id == "non-root-ipc-lock" || r.id == "rdma-device-missing" ||
+        r.id == "hostnetwork-fixed-port" || r.id == "shm-too-small" || r.id == "gang-incomplete" ||
+        r.id == "gid-index-on-ib" || r.id == "launcher-args-conflict" || r.id == "duplicate-key";
     EXPECT_EQ(r.severity, warning ? Severity::kWarning : Severity::kError) << r.id;
   }
+}
+
+TEST(RuleTableTest, PolicyKnowsExactlyTheRuleIds) {
+  std::vector<std::string> table, known;
+  for (const auto& r : RuleTable()) table.emplace_back(r.id);
+  for (const auto& id : policy::KnownRuleIds()) known.emplace_back(id);
+  std::sort(table.begin(), table.end());
+  std::sort(known.begin(), known.end());
+  EXPECT_EQ(table, known);
 }
 
 }  // namespace
