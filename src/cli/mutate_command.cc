@@ -14,8 +14,11 @@ int RunMutate(const ManifestFlags& flags) {
   std::vector<InputError> errors_read;
   bool findings = false;
   bool first = true;
+  // Line N of a patch stream stays document N: an unreadable document is `null`. A file that
+  // could not be read at all has no documents to stand for.
   auto unreadable = [&](const InputDocument& doc, const std::string& message) {
     errors_read.push_back({doc.source, message});
+    if (flags.output == "patch" && !doc.whole_file) std::cout << "null\n";
   };
   for (const auto& doc : ReadInputs(flags.inputs)) {
     if (!doc.object) {

@@ -1,6 +1,6 @@
 """YAML as kubectl reads it (CONTRACT.md v2 change 7): a repeated mapping key keeps its last
 value and `check` warns `duplicate-key`; documents are numbered as PyYAML's safe_load_all
-counts them.
+counts them; `mutate -o patch` prints one line per document, `null` for an unreadable one.
 """
 import json
 import re
@@ -201,3 +201,37 @@ def test_indices_match_pyyaml(write, text):
     assert r.rc == 0, r
     want = [f"{p}#{i}" for i, d in enumerate(yaml.safe_load_all(text)) if d is not None]
     assert [x["source"] for x in data["results"]] == want, r
+
+
+# -- mutate -o patch: one line per document ------------------------------------------------------
+
+def test_patch_prints_null_for_a_broken_middle_document(write):
+    text = dump_docs([m.tcp()]) + "---\nkind: [\n---\n" + dump_docs([m.cpu_only()])
+    p = write(text)
+    r = rw("mutate", "-o", "patch", "--policy", POLICIES / "off.yaml", p)
+    assert r.rc == 2, r
+    lines = r.out.splitlines()
+    assert len(lines) == 3, r
+    assert json.loads(lines[0]) == [] and lines[1] == "null" and json.loads(lines[2]) == [], r
+    assert re.search(re.escape(f"{p}#1") + r".*line \d+", r.err), r
+
+
+def test_patch_prints_null_for_wrong_types(write):
+    bad = m.edit(m.sriov, lambda d: m.c0(d).update(env="x"))
+    p = write(dump_docs([bad, m.sriov()]))
+    r = rw("mutate", "-o", "patch", "--policy", POLICIES / "sriov.yaml", p)
+    assert r.rc == 2, r
+    lines = r.out.splitlines()
+    assert len(lines) == 2 and lines[0] == "null", r
+    assert isinstance(json.loads(lines[1]), list), r
+    assert f"{p}#0" in r.err and "env" in r.err, r
+
+
+def test_patch_lines_skip_empty_documents_and_unreadable_files(write, tmp_path):
+    p = write(LICENCE + "---\n" + dump_docs([m.tcp(), None]) + "---\nkind: [\n")
+    missing = tmp_path / "missing.yaml"
+    r = rw("mutate", "-o", "patch", "--policy", POLICIES / "off.yaml", p, missing)
+    assert r.rc == 2, r
+    # #0 the pod, #1 empty (no line), #2 broken; the missing file has no document.
+    assert r.out.splitlines() == ["[]", "null"], r
+    assert f"{p}#2" in r.err and "missing.yaml" in r.err, r
