@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <set>
 #include <stdexcept>
 
 namespace rw::codec {
@@ -320,6 +321,48 @@ std::size_t InvalidUtf8At(std::string_view s) {
   return std::string_view::npos;
 }
 
+// True when some object of the JSON text repeats a key (the JSON reader keeps the last one,
+// as kubectl's does, without a word).
+bool JsonRepeatsAKey(std::string_view text) {
+  std::vector<std::set<std::string>> open;
+  bool repeated = false;
+  const json::parser_callback_t note = [&](int, json::parse_event_t event, json& parsed) {
+    if (event == json::parse_event_t::object_start) {
+      open.emplace_back();
+    } else if (event == json::parse_event_t::object_end && !open.empty()) {
+      open.pop_back();
+    } else if (event == json::parse_event_t::key && !open.empty() && parsed.is_string() &&
+               !open.back().insert(parsed.get<std::string>()).second) {
+      repeated = true;
+    }
+    return true;
+  };
+  if (json::parse(text, note, /*allow_exceptions=*/false).is_discarded()) return false;
+  return repeated;
+}
+
+// A JSON document's repeated keys, with lines and pointers found by reading the text as YAML
+// (JSON is YAML's flow style); `doc.value` stays the JSON reader's. Refused, the document is an
+// error. Nothing is noted when the YAML reader disagrees with the text.
+void NoteJsonDuplicates(std::string_view text, std::size_t first_line, std::size_t first_column,
+                        DuplicateKeys mode, SourceDocument& doc) {
+  if (!JsonRepeatsAKey(text)) return;
+  std::vector<DuplicateKey> found;
+  try {
+    Converter converter(first_line, first_column, DuplicateKeys::kLastWins, found);
+    (void)converter.Convert(YAML::Load(std::string(text)), 0, "");
+  } catch (const std::exception&) {
+    return;
+  }
+  if (found.empty()) return;
+  if (mode == DuplicateKeys::kRefuse) {
+    doc.value.reset();
+    doc.error = "line " + std::to_string(found[0].line) + ": duplicate key '" + found[0].key + "'";
+    return;
+  }
+  doc.duplicate_keys = std::move(found);
+}
+
 SourceDocument ParseChunk(const Chunk& chunk, std::size_t index, DuplicateKeys duplicates) {
   SourceDocument doc;
   doc.index = index;
@@ -344,6 +387,7 @@ SourceDocument ParseChunk(const Chunk& chunk, std::size_t index, DuplicateKeys d
       json parsed = json::parse(chunk.text, nullptr, /*allow_exceptions=*/false);
       if (!parsed.is_discarded()) {
         doc.value = std::move(parsed);
+        NoteJsonDuplicates(chunk.text, chunk.first_line, chunk.first_column, duplicates, doc);
         return doc;
       }
     }
@@ -418,6 +462,7 @@ std::vector<SourceDocument> ParseStream(std::string_view text, DuplicateKeys dup
       if (!parsed.is_discarded()) {
         SourceDocument doc;
         doc.value = std::move(parsed);
+        NoteJsonDuplicates(text, 1, 0, duplicates, doc);
         docs.push_back(std::move(doc));
         return docs;
       }

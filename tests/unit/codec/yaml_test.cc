@@ -155,6 +155,27 @@ TEST(ParseStream, DuplicatesOnOneLineDifferInColumn) {
   EXPECT_EQ(docs[0].duplicate_keys[1].column, 18u);
 }
 
+TEST(ParseStream, DuplicateKeysInJson) {
+  // A JSON file, and a JSON document in a YAML stream: the last value wins, as in kubectl.
+  const std::string text = "{\"a\": {\"k\": 1,\n  \"k\": 2}}";
+  for (const std::string& t : {text, "x: 0\n---\n" + text}) {
+    const auto docs = ParseStream(t, DuplicateKeys::kLastWins);
+    const auto& doc = docs.back();
+    ASSERT_TRUE(doc.error.empty()) << doc.error;
+    EXPECT_EQ(*doc.value, json({{"a", {{"k", 2}}}}));
+    ASSERT_EQ(doc.duplicate_keys.size(), 1u) << t;
+    EXPECT_EQ(doc.duplicate_keys[0].pointer, "/a/k");
+    EXPECT_EQ(doc.duplicate_keys[0].line, docs.size() == 1 ? 2u : 4u);
+    EXPECT_EQ(doc.duplicate_keys[0].earlier_line, docs.size() == 1 ? 1u : 3u);
+    const auto refused = ParseStream(t);
+    EXPECT_FALSE(refused.back().value.has_value());
+    EXPECT_NE(refused.back().error.find("duplicate key 'k'"), std::string::npos);
+  }
+  const auto clean =
+      ParseStream("{\"a\": {\"k\": 1}, \"b\": {\"k\": 2}}", DuplicateKeys::kLastWins);
+  EXPECT_TRUE(clean[0].duplicate_keys.empty());
+}
+
 TEST(ParseStream, DuplicateKeysInABrokenDocumentAreNotReported) {
   const auto docs = ParseStream("a: 1\na: 2\nb: [\n", DuplicateKeys::kLastWins);
   ASSERT_EQ(docs.size(), 1u);
