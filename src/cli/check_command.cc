@@ -82,13 +82,15 @@ void PrintText(const Checked& c, const Style& s) {
 // the object is what kubectl would send.
 rules::Finding DuplicateKeyFinding(const codec::DuplicateKey& d) {
   const std::string line = std::to_string(d.line), earlier = std::to_string(d.earlier_line);
-  return {"duplicate-key", Severity::kWarning,
-          "key '" + d.key + "' is repeated at line " + line + " (also at line " + earlier +
-              "): the last value is used, as kubectl does silently, and the value at line " +
-              earlier + " is lost",
-          "remove the earlier '" + d.key + "' at line " + earlier +
-              " (or merge the two into the one at line " + line + ")",
-          d.pointer};
+  const bool same_line = d.line == d.earlier_line;  // a flow mapping: {a: 1, a: 2}
+  return {
+      "duplicate-key", Severity::kWarning,
+      "key '" + d.key + "' is repeated " +
+          (same_line ? "on line " + line : "at line " + line + " (also at line " + earlier + ")") +
+          ": the last value is used, as kubectl does silently, and the earlier one is lost",
+      "remove the earlier '" + d.key + "' " + (same_line ? "on" : "at") + " line " + earlier +
+          (same_line ? "" : " (or merge the two into the one at line " + line + ")"),
+      d.pointer};
 }
 
 int RunCheck(const ManifestFlags& flags) {

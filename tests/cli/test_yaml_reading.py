@@ -235,3 +235,12 @@ def test_patch_lines_skip_empty_documents_and_unreadable_files(write, tmp_path):
     # #0 the pod, #1 empty (no line), #2 broken; the missing file has no document.
     assert r.out.splitlines() == ["[]", "null"], r
     assert f"{p}#2" in r.err and "missing.yaml" in r.err, r
+
+
+def test_duplicate_key_in_a_json_file(write):
+    p = write('{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "j"},\n'
+              ' "data": {"k": "1",\n          "k": "2"}}\n', "cm.json")
+    r, data = check(p)
+    assert r.rc == 0, r
+    [f] = duplicate_findings(data["results"][0])
+    assert f["pointer"] == "/data/k" and "line 3" in f["message"], f
