@@ -1,6 +1,7 @@
 #include <unistd.h>
 
 #include <iostream>
+#include <iterator>
 
 #include "commands.h"
 #include "common.h"
@@ -64,27 +65,56 @@ void PrintText(const Checked& c, const Style& s) {
     const bool error = f.severity == Severity::kError;
     std::cout << "  " << (error ? s("31;1", "ERROR  ") : s("33;1", "WARNING")) << " "
               << s("1", f.rule) << "  at " << (f.pointer.empty() ? "/" : f.pointer) << "\n";
+    // The rule table's findings end their message with " Fix: <fix>"; the fix gets its own line.
     std::string message = f.message;
-    const auto fix_at = message.rfind(" Fix: ");
-    if (fix_at != std::string::npos) message.erase(fix_at);
+    const std::string glued = " Fix: " + f.fix;
+    if (message.size() >= glued.size() &&
+        message.compare(message.size() - glued.size(), glued.size(), glued) == 0)
+      message.erase(message.size() - glued.size());
     std::cout << "      " << message << "\n      " << s("36", "fix: " + f.fix) << "\n";
   }
   if (d.findings.empty()) std::cout << "  " << s("32", "ok: no findings") << "\n";
   std::cout << "\n";
 }
 
+// A repeated mapping key: kubectl keeps the last value without a word (the API server never
+// sees the duplicate), so the earlier value, perhaps the one meant, is lost. Never an error:
+// the object is what kubectl would send.
+rules::Finding DuplicateKeyFinding(const codec::DuplicateKey& d) {
+  const std::string line = std::to_string(d.line), earlier = std::to_string(d.earlier_line);
+  const bool same_line = d.line == d.earlier_line;  // a flow mapping: {a: 1, a: 2}
+  return {
+      "duplicate-key", Severity::kWarning,
+      "key '" + d.key + "' is repeated " +
+          (same_line ? "on line " + line : "at line " + line + " (also at line " + earlier + ")") +
+          ": the last value is used, as kubectl does silently, and the earlier one is lost",
+      "remove the earlier '" + d.key + "' " + (same_line ? "on" : "at") + " line " + earlier +
+          (same_line ? "" : " (or merge the two into the one at line " + line + ")"),
+      d.pointer};
+}
+
 int RunCheck(const ManifestFlags& flags) {
   const auto policy = LoadPolicyOrReport(flags.policy_file);
   if (!policy) return kExitError;
-  Inputs inputs = ReadInputs(flags.inputs);
   std::vector<Checked> results;
-  for (const auto& doc : inputs.documents) {
+  std::vector<InputError> errors_read;
+  for (const auto& doc : ReadInputs(flags.inputs)) {
+    if (!doc.object) {
+      errors_read.push_back({doc.source, doc.error});
+      continue;
+    }
     try {
-      const auto w = workload::Workload::Read(doc.object, *policy, flags.ns);
+      const auto w = workload::Workload::Read(*doc.object, *policy, flags.ns);
       Checked c{doc.source, w.api_version, w.kind, w.ns, w.name, rules::Diagnose(w, *policy)};
+      // Reading problems first: they may explain the findings that follow.
+      std::vector<rules::Finding> findings;
+      for (const auto& d : doc.duplicate_keys) findings.push_back(DuplicateKeyFinding(d));
+      findings.insert(findings.end(), std::make_move_iterator(c.diagnosis.findings.begin()),
+                      std::make_move_iterator(c.diagnosis.findings.end()));
+      c.diagnosis.findings = std::move(findings);
       results.push_back(std::move(c));
     } catch (const workload::ManifestError& e) {
-      inputs.errors.push_back({doc.source, e.what()});
+      errors_read.push_back({doc.source, e.what()});
     }
   }
   std::size_t errors = 0, warnings = 0;
@@ -96,9 +126,9 @@ int RunCheck(const ManifestFlags& flags) {
     json out = {{"results", json::array()}};
     for (const auto& r : results) out["results"].push_back(ToJson(r));
     out["summary"] = {{"documents", results.size()}, {"errors", errors}, {"warnings", warnings}};
-    if (!inputs.errors.empty()) {
+    if (!errors_read.empty()) {
       out["errors"] = json::array();
-      for (const auto& e : inputs.errors)
+      for (const auto& e : errors_read)
         out["errors"].push_back({{"source", e.source}, {"message", e.message}});
     }
     std::cout << out.dump(2) << "\n";
@@ -109,8 +139,8 @@ int RunCheck(const ManifestFlags& flags) {
               << (errors == 1 ? " error, " : " errors, ") << warnings
               << (warnings == 1 ? " warning" : " warnings") << "\n";
   }
-  PrintInputErrors(inputs.errors);
-  if (!inputs.errors.empty()) return kExitError;
+  PrintInputErrors(errors_read);
+  if (!errors_read.empty()) return kExitError;
   return errors > 0 ? kExitFindings : kExitOk;
 }
 

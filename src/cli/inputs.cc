@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -21,23 +22,61 @@ namespace fs = std::filesystem;
 // a few MiB by the API server anyway.
 constexpr std::size_t kMaxInputBytes = 64u << 20;
 
-void AddDocuments(const std::string& source, const std::string& text, Inputs& out) {
-  for (auto& doc : codec::ParseStream(text)) {
+// The duplicates under `prefix` (a List item's pointer), rebased onto it; each source line and
+// column once (an alias copying a mapping repeats its duplicates at every copy).
+std::vector<codec::DuplicateKey> DuplicatesUnder(const std::vector<codec::DuplicateKey>& all,
+                                                 const std::string& prefix) {
+  std::vector<codec::DuplicateKey> out;
+  std::set<std::pair<std::size_t, std::size_t>> seen;
+  for (const auto& d : all) {
+    if (d.pointer.compare(0, prefix.size(), prefix) != 0) continue;
+    if (d.pointer.size() > prefix.size() && d.pointer[prefix.size()] != '/') continue;
+    if (!seen.insert({d.line, d.column}).second) continue;
+    codec::DuplicateKey rebased = d;
+    rebased.pointer.erase(0, prefix.size());
+    out.push_back(std::move(rebased));
+  }
+  return out;
+}
+
+InputDocument Readable(std::string source, nlohmann::json object,
+                       std::vector<codec::DuplicateKey> duplicate_keys) {
+  InputDocument doc;
+  doc.source = std::move(source);
+  doc.object = std::move(object);
+  doc.duplicate_keys = std::move(duplicate_keys);
+  return doc;
+}
+
+InputDocument Unreadable(std::string source, std::string error, bool whole_file) {
+  InputDocument doc;
+  doc.source = std::move(source);
+  doc.error = std::move(error);
+  doc.whole_file = whole_file;
+  return doc;
+}
+
+void AddDocuments(const std::string& source, const std::string& text,
+                  std::vector<InputDocument>& out) {
+  for (auto& doc : codec::ParseStream(text, codec::DuplicateKeys::kLastWins)) {
     const std::string where = source + "#" + std::to_string(doc.index);
     if (!doc.error.empty()) {
-      out.errors.push_back({where, doc.error});
+      out.push_back(Unreadable(where, doc.error, false));
       continue;
     }
     if (!doc.value) continue;
     nlohmann::json& value = *doc.value;
     if (value.is_object() && value.contains("kind") && value["kind"] == "List" &&
         value.contains("items") && value["items"].is_array()) {
-      for (std::size_t i = 0; i < value["items"].size(); ++i)
-        out.documents.push_back(
-            {where + "/items/" + std::to_string(i), std::move(value["items"][i])});
+      // Duplicates outside the items (in the List's own fields) belong to no result.
+      for (std::size_t i = 0; i < value["items"].size(); ++i) {
+        const std::string item = "/items/" + std::to_string(i);
+        out.push_back(Readable(where + item, std::move(value["items"][i]),
+                               DuplicatesUnder(doc.duplicate_keys, item)));
+      }
       continue;
     }
-    out.documents.push_back({where, std::move(value)});
+    out.push_back(Readable(where, std::move(value), DuplicatesUnder(doc.duplicate_keys, "")));
   }
 }
 
@@ -72,8 +111,8 @@ std::string ReadFileText(const std::string& path) {
   return text;
 }
 
-Inputs ReadInputs(const std::vector<std::string>& args) {
-  Inputs out;
+std::vector<InputDocument> ReadInputs(const std::vector<std::string>& args) {
+  std::vector<InputDocument> out;
   for (const auto& arg : args) {
     std::vector<std::string> files;
     std::error_code ec;
@@ -81,7 +120,7 @@ Inputs ReadInputs(const std::vector<std::string>& args) {
       for (const auto& entry : fs::directory_iterator(arg, ec))
         if (entry.is_regular_file(ec) && IsManifestFile(entry.path()))
           files.push_back(entry.path().string());
-      if (ec) out.errors.push_back({arg, "cannot list directory: " + ec.message()});
+      if (ec) out.push_back(Unreadable(arg, "cannot list directory: " + ec.message(), true));
       std::sort(files.begin(), files.end());
     } else {
       files.push_back(arg);
@@ -92,7 +131,7 @@ Inputs ReadInputs(const std::vector<std::string>& args) {
       } catch (const std::exception& e) {
         std::string message = e.what();
         if (message.rfind(file + ": ", 0) == 0) message.erase(0, file.size() + 2);
-        out.errors.push_back({file, message});
+        out.push_back(Unreadable(file, message, true));
       }
     }
   }

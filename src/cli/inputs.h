@@ -7,11 +7,21 @@
 
 #include <nlohmann/json.hpp>
 
+#include "rdma_webhook/codec/yaml.h"
+
 namespace rw::cli {
 
+// One input document (or `List` item) in input order: readable, with its object, or not, with
+// the reason. Empty documents are left out: they produce no result. A file or directory that
+// cannot be read at all is one entry too, marked `whole_file`.
 struct InputDocument {
-  std::string source;  // "file#doc" or "file#doc/items/i"
-  nlohmann::json object;
+  std::string source;                    // "file#doc" or "file#doc/items/i"; "file" if whole_file
+  std::optional<nlohmann::json> object;  // empty when it could not be read
+  std::string error;                     // why it could not be read, naming the line where known
+  bool whole_file = false;               // the error is about a file or directory, no document
+  // Repeated mapping keys (the last value won, as in kubectl), pointers into `object`; a List
+  // item carries only its own, once per line and column.
+  std::vector<codec::DuplicateKey> duplicate_keys;
 };
 
 struct InputError {
@@ -19,13 +29,9 @@ struct InputError {
   std::string message;  // names the line where known
 };
 
-struct Inputs {
-  std::vector<InputDocument> documents;
-  std::vector<InputError> errors;
-};
-
-// Reads every argument in order; a broken file or document is an error entry, never an abort.
-Inputs ReadInputs(const std::vector<std::string>& args);
+// Reads every argument in order; a broken file or document is an entry with its error, never an
+// abort. YAML is read as kubectl reads it: a repeated mapping key keeps its last value.
+std::vector<InputDocument> ReadInputs(const std::vector<std::string>& args);
 
 // Reads a whole file (or "-" for stdin) with a size cap; throws std::runtime_error naming it.
 std::string ReadFileText(const std::string& path);

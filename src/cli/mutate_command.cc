@@ -11,18 +11,28 @@ namespace {
 int RunMutate(const ManifestFlags& flags) {
   const auto policy = LoadPolicyOrReport(flags.policy_file);
   if (!policy) return kExitError;
-  Inputs inputs = ReadInputs(flags.inputs);
+  std::vector<InputError> errors_read;
   bool findings = false;
   bool first = true;
-  for (const auto& doc : inputs.documents) {
+  // Line N of a patch stream stays document N: an unreadable document is `null`. A file that
+  // could not be read at all has no documents to stand for.
+  auto unreadable = [&](const InputDocument& doc, const std::string& message) {
+    errors_read.push_back({doc.source, message});
+    if (flags.output == "patch" && !doc.whole_file) std::cout << "null\n";
+  };
+  for (const auto& doc : ReadInputs(flags.inputs)) {
+    if (!doc.object) {
+      unreadable(doc, doc.error);
+      continue;
+    }
     mutate::Mutation m;
     try {
-      m = mutate::Mutate(doc.object, *policy, flags.ns);
+      m = mutate::Mutate(*doc.object, *policy, flags.ns);
       // The exit code speaks of the result, as the validating webhook would judge it.
       const auto d = rules::Diagnose(m.result, *policy, flags.ns);
       findings = findings || d.Count(rules::Severity::kError) > 0;
     } catch (const workload::ManifestError& e) {
-      inputs.errors.push_back({doc.source, e.what()});
+      unreadable(doc, e.what());
       continue;
     }
     for (const auto& o : m.overrides)
@@ -37,8 +47,8 @@ int RunMutate(const ManifestFlags& flags) {
     }
     first = false;
   }
-  PrintInputErrors(inputs.errors);
-  if (!inputs.errors.empty()) return kExitError;
+  PrintInputErrors(errors_read);
+  if (!errors_read.empty()) return kExitError;
   return findings ? kExitFindings : kExitOk;
 }
 

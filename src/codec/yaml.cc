@@ -7,6 +7,8 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <set>
 #include <stdexcept>
 
 namespace rw::codec {
@@ -93,11 +95,34 @@ json ResolvePlain(const std::string& s) {
   return s;
 }
 
+// RFC 6901: `~` is written `~0` and `/` is written `~1`.
+std::string EscapePointerToken(const std::string& token) {
+  std::string out;
+  out.reserve(token.size());
+  for (char c : token) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
 class Converter {
  public:
-  explicit Converter(std::size_t first_line) : first_line_(first_line) {}
+  // `first_column`: 0-based column in the file where the text's first line starts (after a `---`).
+  Converter(std::size_t first_line, std::size_t first_column, DuplicateKeys mode,
+            std::vector<DuplicateKey>& duplicates)
+      : first_line_(first_line),
+        first_column_(first_column),
+        mode_(mode),
+        duplicates_(duplicates) {}
 
-  json Convert(const YAML::Node& node, std::size_t depth) {
+  // `pointer`: where the value lands in the converted document.
+  json Convert(const YAML::Node& node, std::size_t depth, const std::string& pointer) {
     if (++nodes_ > kMaxNodes)
       throw ConversionError(Line(node), "document too large after alias expansion");
     if (depth > kMaxNestingDepth)
@@ -110,11 +135,12 @@ class Converter {
         return Scalar(node);
       case YAML::NodeType::Sequence: {
         json out = json::array();
-        for (const auto& item : node) out.push_back(Convert(item, depth + 1));
+        for (const auto& item : node)
+          out.push_back(Convert(item, depth + 1, pointer + "/" + std::to_string(out.size())));
         return out;
       }
       case YAML::NodeType::Map:
-        return Map(node, depth);
+        return Map(node, depth, pointer);
     }
     return nullptr;
   }
@@ -122,6 +148,12 @@ class Converter {
   std::size_t Line(const YAML::Node& node) const {
     const auto mark = node.Mark();
     return mark.line >= 0 ? first_line_ + static_cast<std::size_t>(mark.line) : first_line_;
+  }
+
+  std::size_t Column(const YAML::Node& node) const {
+    const auto mark = node.Mark();
+    if (mark.column < 0) return 0;
+    return static_cast<std::size_t>(mark.column) + 1 + (mark.line == 0 ? first_column_ : 0);
   }
 
  private:
@@ -136,30 +168,42 @@ class Converter {
     return resolved;
   }
 
-  json Map(const YAML::Node& node, std::size_t depth) {
+  json Map(const YAML::Node& node, std::size_t depth, const std::string& pointer) {
     json out = json::object();
-    json merged = json::object();  // `<<` merge keys: explicit keys win
+    json merged = json::object();                  // `<<` merge keys: explicit keys win
+    std::map<std::string, std::size_t> key_lines;  // explicit key -> line of its latest use
     for (const auto& kv : node) {
       if (!kv.first.IsScalar())
         throw ConversionError(Line(kv.first), "mapping keys must be scalars");
       const std::string& key = kv.first.Scalar();
       if (key == "<<" && kv.first.Tag() != "!") {
-        json source = Convert(kv.second, depth + 1);
-        auto merge_one = [&](const json& m) {
+        // The merged mappings land in this one, so their keys' pointers are this mapping's.
+        auto merge_one = [&](const YAML::Node& source_node) {
+          const json m = Convert(source_node, depth + 1, pointer);
           if (!m.is_object())
             throw ConversionError(Line(kv.second), "merge key '<<' needs a mapping");
           for (auto it = m.begin(); it != m.end(); ++it)
             if (!merged.contains(it.key())) merged[it.key()] = it.value();
         };
-        if (source.is_array()) {
-          for (const auto& m : source) merge_one(m);
+        if (kv.second.IsSequence()) {
+          if (++nodes_ > kMaxNodes)
+            throw ConversionError(Line(kv.second), "document too large after alias expansion");
+          for (const auto& m : kv.second) merge_one(m);
         } else {
-          merge_one(source);
+          merge_one(kv.second);
         }
         continue;
       }
-      if (out.contains(key)) throw ConversionError(Line(kv.first), "duplicate key '" + key + "'");
-      out[key] = Convert(kv.second, depth + 1);
+      const std::string child = pointer + "/" + EscapePointerToken(key);
+      const std::size_t line = Line(kv.first);
+      auto [seen, first_time] = key_lines.emplace(key, line);
+      if (!first_time) {
+        if (mode_ == DuplicateKeys::kRefuse)
+          throw ConversionError(line, "duplicate key '" + key + "'");
+        duplicates_.push_back({child, key, line, Column(kv.first), seen->second});
+        seen->second = line;
+      }
+      out[key] = Convert(kv.second, depth + 1, child);
     }
     for (auto it = merged.begin(); it != merged.end(); ++it)
       if (!out.contains(it.key())) out[it.key()] = it.value();
@@ -167,57 +211,65 @@ class Converter {
   }
 
   std::size_t first_line_;
+  std::size_t first_column_;
+  DuplicateKeys mode_;
+  std::vector<DuplicateKey>& duplicates_;
   std::size_t nodes_ = 0;
 };
 
 struct Chunk {
   std::string text;
-  std::size_t first_line;  // 1-based line of the chunk's first line
+  std::size_t first_line;        // 1-based line of the chunk's first line
+  std::size_t first_column = 0;  // 0-based column where that line's text starts (3 after `---`)
+  bool explicit_start = false;   // began with `---`: a document even when empty
 };
 
-bool IsSeparator(std::string_view line, std::string_view marker) {
+// A document marker as PyYAML's scanner sees one: `---` or `...` at column 0, followed by
+// whitespace or the end of the line (`---#x` is plain text, not a marker).
+bool IsMarker(std::string_view line, std::string_view marker) {
   if (line.substr(0, marker.size()) != marker) return false;
   return line.size() == marker.size() || line[marker.size()] == ' ' ||
-         line[marker.size()] == '\t' || line[marker.size()] == '\r' || line[marker.size()] == '#';
+         line[marker.size()] == '\t' || line[marker.size()] == '\r';
 }
 
+// True when the text has no node: only blank lines, comments and (`%`) directives.
 bool Blank(std::string_view text) {
-  // A document of comments and blank lines only is empty.
   std::size_t pos = 0;
   while (pos < text.size()) {
     std::size_t end = text.find('\n', pos);
     if (end == std::string_view::npos) end = text.size();
     std::string_view line = text.substr(pos, end - pos);
     auto first = line.find_first_not_of(" \t\r");
-    if (first != std::string_view::npos && line[first] != '#') return false;
+    if (first != std::string_view::npos && line[first] != '#' && !(first == 0 && line[0] == '%'))
+      return false;
     pos = end + 1;
   }
   return true;
 }
 
+// A chunk is a document when it began with `---` or holds a node. Comments (a licence header)
+// before the first `---`, or after a `...`, are no document: PyYAML and kubectl count that way.
+bool IsDocument(const Chunk& chunk) { return chunk.explicit_start || !Blank(chunk.text); }
+
 // Documents are split before parsing so that one broken document leaves the others readable.
 std::vector<Chunk> SplitDocuments(std::string_view text) {
   std::vector<Chunk> chunks;
   Chunk current{"", 1};
-  bool current_has_separator = false;
   std::size_t line_no = 1;
   std::size_t pos = 0;
   while (pos <= text.size()) {
     std::size_t end = text.find('\n', pos);
     if (end == std::string_view::npos) end = text.size();
     std::string_view line = text.substr(pos, end - pos);
-    if (IsSeparator(line, "---")) {
-      if (current_has_separator || !current.text.empty()) chunks.push_back(std::move(current));
+    if (IsMarker(line, "---")) {
+      if (IsDocument(current)) chunks.push_back(std::move(current));
       // Content after `--- ` on the same line belongs to the new document.
-      std::string_view rest = line.substr(3);
-      current = Chunk{std::string(rest) + "\n", line_no};
-      current_has_separator = true;
-    } else if (IsSeparator(line, "...")) {
-      chunks.push_back(std::move(current));
+      current = Chunk{std::string(line.substr(3)) + "\n", line_no, 3, true};
+    } else if (IsMarker(line, "...")) {
+      if (IsDocument(current)) chunks.push_back(std::move(current));
       current = Chunk{"", line_no + 1};
-      current_has_separator = false;
     } else {
-      if (current.text.empty() && !current_has_separator) current.first_line = line_no;
+      if (current.text.empty() && !current.explicit_start) current.first_line = line_no;
       current.text.append(line);
       current.text.push_back('\n');
     }
@@ -225,8 +277,7 @@ std::vector<Chunk> SplitDocuments(std::string_view text) {
     pos = end + 1;
     ++line_no;
   }
-  // Trailing text after a `...` or a final newline is a document only when it holds content.
-  if (current_has_separator || !Blank(current.text)) chunks.push_back(std::move(current));
+  if (IsDocument(current)) chunks.push_back(std::move(current));
   return chunks;
 }
 
@@ -270,7 +321,49 @@ std::size_t InvalidUtf8At(std::string_view s) {
   return std::string_view::npos;
 }
 
-SourceDocument ParseChunk(const Chunk& chunk, std::size_t index) {
+// True when some object of the JSON text repeats a key (the JSON reader keeps the last one,
+// as kubectl's does, without a word).
+bool JsonRepeatsAKey(std::string_view text) {
+  std::vector<std::set<std::string>> open;
+  bool repeated = false;
+  const json::parser_callback_t note = [&](int, json::parse_event_t event, json& parsed) {
+    if (event == json::parse_event_t::object_start) {
+      open.emplace_back();
+    } else if (event == json::parse_event_t::object_end && !open.empty()) {
+      open.pop_back();
+    } else if (event == json::parse_event_t::key && !open.empty() && parsed.is_string() &&
+               !open.back().insert(parsed.get<std::string>()).second) {
+      repeated = true;
+    }
+    return true;
+  };
+  if (json::parse(text, note, /*allow_exceptions=*/false).is_discarded()) return false;
+  return repeated;
+}
+
+// A JSON document's repeated keys, with lines and pointers found by reading the text as YAML
+// (JSON is YAML's flow style); `doc.value` stays the JSON reader's. Refused, the document is an
+// error. Nothing is noted when the YAML reader disagrees with the text.
+void NoteJsonDuplicates(std::string_view text, std::size_t first_line, std::size_t first_column,
+                        DuplicateKeys mode, SourceDocument& doc) {
+  if (!JsonRepeatsAKey(text)) return;
+  std::vector<DuplicateKey> found;
+  try {
+    Converter converter(first_line, first_column, DuplicateKeys::kLastWins, found);
+    (void)converter.Convert(YAML::Load(std::string(text)), 0, "");
+  } catch (const std::exception&) {
+    return;
+  }
+  if (found.empty()) return;
+  if (mode == DuplicateKeys::kRefuse) {
+    doc.value.reset();
+    doc.error = "line " + std::to_string(found[0].line) + ": duplicate key '" + found[0].key + "'";
+    return;
+  }
+  doc.duplicate_keys = std::move(found);
+}
+
+SourceDocument ParseChunk(const Chunk& chunk, std::size_t index, DuplicateKeys duplicates) {
   SourceDocument doc;
   doc.index = index;
   doc.line = chunk.first_line;
@@ -294,12 +387,13 @@ SourceDocument ParseChunk(const Chunk& chunk, std::size_t index) {
       json parsed = json::parse(chunk.text, nullptr, /*allow_exceptions=*/false);
       if (!parsed.is_discarded()) {
         doc.value = std::move(parsed);
+        NoteJsonDuplicates(chunk.text, chunk.first_line, chunk.first_column, duplicates, doc);
         return doc;
       }
     }
     YAML::Node node = YAML::Load(chunk.text);
-    Converter converter(chunk.first_line);
-    json value = converter.Convert(node, 0);
+    Converter converter(chunk.first_line, chunk.first_column, duplicates, doc.duplicate_keys);
+    json value = converter.Convert(node, 0, "");
     if (!value.is_null()) doc.value = std::move(value);
   } catch (const YAML::Exception& e) {
     const std::size_t line =
@@ -310,6 +404,7 @@ SourceDocument ParseChunk(const Chunk& chunk, std::size_t index) {
   } catch (const std::exception& e) {
     doc.error = "line " + std::to_string(chunk.first_line) + ": " + e.what();
   }
+  if (!doc.error.empty()) doc.duplicate_keys.clear();
   return doc;
 }
 
@@ -357,8 +452,9 @@ void Emit(YAML::Emitter& out, const json& value) {
 
 }  // namespace
 
-std::vector<SourceDocument> ParseStream(std::string_view text) {
+std::vector<SourceDocument> ParseStream(std::string_view text, DuplicateKeys duplicates) {
   std::vector<SourceDocument> docs;
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // a UTF-8 byte order mark
   if (LooksLikeJson(text) && InvalidUtf8At(text) == std::string_view::npos) {
     // A whole JSON text is one document even when it spans lines that look like separators.
     if (JsonNestingDepth(text) <= kMaxNestingDepth) {
@@ -366,13 +462,15 @@ std::vector<SourceDocument> ParseStream(std::string_view text) {
       if (!parsed.is_discarded()) {
         SourceDocument doc;
         doc.value = std::move(parsed);
+        NoteJsonDuplicates(text, 1, 0, duplicates, doc);
         docs.push_back(std::move(doc));
         return docs;
       }
     }
   }
   std::size_t index = 0;
-  for (const Chunk& chunk : SplitDocuments(text)) docs.push_back(ParseChunk(chunk, index++));
+  for (const Chunk& chunk : SplitDocuments(text))
+    docs.push_back(ParseChunk(chunk, index++, duplicates));
   return docs;
 }
 

@@ -477,7 +477,7 @@ def test_invalid_utf8_is_an_unreadable_document(tmp_path, cmd):
     r = rw(*cmd, "--policy", POLICIES / "off.yaml", p)
     assert r.rc == 2, r
     assert "latin1.yaml" in r.err and "#0" in r.err, r
-    if cmd[-1] == "patch":  # a patch names no object: the readable document is one `[]` line
-        assert r.out.splitlines() == ["[]"], r
+    if cmd[-1] == "patch":  # one line per document: `null` for the unreadable one
+        assert r.out.splitlines() == ["null", "[]"], r
     else:
         assert "ok" in r.out, "the readable document is still reported"

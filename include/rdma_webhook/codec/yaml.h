@@ -10,19 +10,45 @@
 
 namespace rw::codec {
 
+// A mapping key written again in the same mapping. kubectl's reader is not strict: the last
+// value wins and the earlier one is silently lost.
+struct DuplicateKey {
+  std::string pointer;           // RFC 6901 pointer of the key in the document's value
+  std::string key;               // the key as written
+  std::size_t line = 0;          // 1-based line of this (later, winning) occurrence
+  std::size_t column = 0;        // 1-based column of it (tells apart repeats on one line)
+  std::size_t earlier_line = 0;  // 1-based line of the occurrence it overrides
+};
+
 // One document of a YAML stream.
 struct SourceDocument {
   std::size_t index = 0;                // 0-based position in the stream
   std::size_t line = 1;                 // 1-based line where the document starts
   std::optional<nlohmann::json> value;  // empty for an empty document or on error
   std::string error;                    // set when the document could not be read ("line N: ...")
+  // In document order. A mapping copied by an alias or a merge key reports its duplicates at
+  // every place it is copied to (same line and column, another pointer).
+  std::vector<DuplicateKey> duplicate_keys;
 };
 
-// Splits a stream at `---` lines and converts each document, resolving plain scalars the way
-// YAML 1.1 readers (kubectl, Helm) do: true/false/yes/no/on/off are booleans, ~/null are null,
-// integers and floats are numbers. Anchors and aliases are expanded. Text that is one JSON
-// value is parsed as JSON. A broken document does not stop the others from being read.
-std::vector<SourceDocument> ParseStream(std::string_view text);
+// What a repeated mapping key means.
+enum class DuplicateKeys {
+  kRefuse,    // the document is an error naming the line (our own files: the policy)
+  kLastWins,  // kubectl's reading: the last value wins, listed in `duplicate_keys` (manifests)
+};
+
+// Splits a stream into documents and converts each, resolving plain scalars the way YAML 1.1
+// readers (kubectl, Helm) do: true/false/yes/no/on/off are booleans, ~/null are null, integers
+// and floats are numbers. Anchors, aliases and `<<` merge keys are expanded (an explicit key
+// overrides a merged one; that is no duplicate). Text that is one JSON value is parsed as JSON.
+// A broken document does not stop the others from being read.
+//
+// Documents are numbered as PyYAML's safe_load_all counts them: comments and blank lines before
+// the first `---` are no document; an explicit `---` starts one even when nothing follows (it
+// takes an index and has no value); `...` ends one, and what follows it is a document only when
+// it holds content or starts with `---`.
+std::vector<SourceDocument> ParseStream(std::string_view text,
+                                        DuplicateKeys duplicates = DuplicateKeys::kRefuse);
 
 // Renders a value as block YAML (strings that would read back as another type are quoted).
 std::string ToYaml(const nlohmann::json& value);
