@@ -83,14 +83,19 @@ def main():
             validate_ok, validate_msg = False, str(e)[:300]
 
     w = max([len(k) for k in labels] + [len(k) for k, _, _ in cases] + [10])
-    print(f"realworld {root}  binary {rwlib.binary()}")
+    ew = min(60, max([len(rwlib.expected_str(c.labels[k])) for k in labels] + [10]))
+    try:
+        version = " ".join(rwlib.run(("version",)).out.split())
+    except rwlib.RunError:
+        version = "version unknown"
+    print(f"realworld {root}  binary {rwlib.binary()} ({version})")
     print(f"-- check -o json, embedded default policy, namespace default "
           f"(expected  ->  actual)")
     for k, v in zip(labels, label_v):
         if a.diff and v.ok:
             continue
         print(f"{'OK' if v.ok else 'DIFF':4} {k:<{w}}  "
-              f"{rwlib.expected_str(c.labels[k]):<48} -> {v.actual}")
+              f"{rwlib.expected_str(c.labels[k]):<{ew}} -> {v.actual}")
         if a.verbose and not v.ok:
             for p in v.problems:
                 print(f"{'':5}- {p}")
