@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: installs what is missing, checks formatting, builds with
 # warnings as errors, runs the unit tests (GoogleTest via ctest), the CLI contract suite, the
-# server integration suite, the end-to-end suite against a real kube-apiserver, the chart
-# suite, and the unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer.
+# realworld corpus suite (labelled public manifests; one line and a pass when ../shared/realworld
+# is absent), the server integration suite, the end-to-end suite against a real kube-apiserver,
+# the chart suite, and the unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer.
 #
 #   scripts/test.sh                 # everything
 #   scripts/test.sh unit cli        # only these stages (names below)
@@ -11,7 +12,7 @@
 set -uo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$REPO"
-ALL=(format build unit cli integration e2e chart sanitizers)
+ALL=(format build unit cli realworld integration e2e chart sanitizers)
 STAGES=("$@")
 ((${#STAGES[@]})) || STAGES=("${ALL[@]}")
 export RW_BINARY="$REPO/build/rdma-webhook"
@@ -46,6 +47,7 @@ for s in "${STAGES[@]}"; do
     build) stage build scripts/build.sh -DRW_BUILD_TESTS=ON -DRW_SANITIZE=OFF ;;
     unit) stage unit unit ;;
     cli) stage cli tests/cli/run.sh ;;
+    realworld) stage realworld tests/realworld/run.sh ;;
     integration) stage integration tests/integration/run.sh ;;
     e2e) stage e2e tests/e2e/run.sh ;;
     chart) stage chart tests/chart/run.sh ;;
