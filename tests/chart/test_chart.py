@@ -642,10 +642,11 @@ def notes_say_how_to_label_and_about_pod_security():
         assert needle in out, f"NOTES.txt lacks {needle!r}"
 
 
-# ----------------------------------------------------- alerts (opt-in)
+# ------------------------------------------- alerts and dashboard (opt-in)
 
 ALERTS_TEST = os.path.join(REPO, "tests", "chart", "alerts_test.yaml")
 ALERTS_DOC = os.path.join(REPO, "docs", "alerts.md")
+DASHBOARD = os.path.join(CHART, "dashboards", "rdma-webhook.json")
 
 
 def promtool():
@@ -667,11 +668,14 @@ def alert_rules(rule):
 
 
 @test
-def default_render_has_no_prometheus_rule():
+def default_render_has_no_prometheus_rule_or_dashboard():
     docs = helm_template()
     assert not objs(docs, "PrometheusRule"), "PrometheusRule rendered by default"
+    assert not [d for d in objs(docs, "ConfigMap") if d["metadata"]["name"].endswith("-dashboard")], \
+        "dashboard ConfigMap rendered by default"
     values = chart_values()["metrics"]
     eq(values["prometheusRule"]["enabled"], False, "metrics.prometheusRule.enabled default")
+    eq(values["dashboard"]["enabled"], False, "metrics.dashboard.enabled default")
 
 
 @test
@@ -755,6 +759,61 @@ def prometheus_rule_passes_promtool_check_and_unit_tests():
         assert a["alert"] in silent, f"alerts_test.yaml has no case where {a['alert']} stays silent"
 
 
+@test
+def dashboard_configmap_renders_only_when_enabled():
+    dash = json.load(open(DASHBOARD))
+    docs = helm_template({"metrics": {"dashboard": {"enabled": True, "annotations": {"grafana_folder": "Admission"}}}})
+    cm = one(docs, "ConfigMap", FULLNAME + "-dashboard")
+    eq(cm["metadata"]["labels"]["grafana_dashboard"], "1", "sidecar label")
+    eq(cm["metadata"]["annotations"], {"grafana_folder": "Admission"}, "annotations")
+    eq(cm["metadata"]["namespace"], NS, "namespace")
+    eq(json.loads(cm["data"]["rdma-webhook.json"]), dash, "ConfigMap holds the dashboard file")
+    # Helm merges the labels map with the default; null drops the default label
+    cm = one(helm_template({"metrics": {"dashboard": {"enabled": True, "namespace": "grafana",
+                                                      "labels": {"dashboards": "platform",
+                                                                 "grafana_dashboard": None}}}}),
+             "ConfigMap", FULLNAME + "-dashboard")
+    eq(cm["metadata"]["namespace"], "grafana", "namespace knob")
+    assert "grafana_dashboard" not in cm["metadata"]["labels"], "null drops the default label"
+    eq(cm["metadata"]["labels"]["dashboards"], "platform", "custom label")
+
+
+@test
+def dashboard_json_panels_and_queries():
+    dash = json.load(open(DASHBOARD))
+    variables = {v["name"]: v for v in dash["templating"]["list"]}
+    eq(variables["datasource"]["type"], "datasource", "datasource variable")
+    eq(variables["datasource"]["query"], "prometheus", "datasource variable type")
+    exprs = []
+    for p in dash["panels"]:
+        eq(p["datasource"]["uid"], "${datasource}", f"panel {p['title']} datasource")
+        for t in p["targets"]:
+            exprs.append(t["expr"])
+    text = "\n".join(exprs)
+    for needle in ("sum by (endpoint, code) (rate(rdma_webhook_requests_total", "histogram_quantile(0.5,",
+                   "histogram_quantile(0.99,", "rdma_webhook_inflight_requests",
+                   "sum by (path, allowed) (rate(rdma_webhook_decisions_total",
+                   "sum by (rule, severity) (rate(rdma_webhook_findings_total",
+                   "sum by (what, result) (increase(rdma_webhook_reloads_total",
+                   "rdma_webhook_certificate_expiry_timestamp_seconds"):
+        assert needle in text, f"no panel queries {needle!r}"
+    ids = [p["id"] for p in dash["panels"]]
+    eq(len(ids), len(set(ids)), "unique panel ids")
+    # the queries parse: promtool checks them as recording rules, Grafana variables substituted
+    tool = promtool()
+    subst = {"$__rate_interval": "5m", "$namespace": ".*", "$job": ".*"}
+    records = []
+    for i, e in enumerate(exprs):
+        for k, v in subst.items():
+            e = e.replace(k, v)
+        records.append({"record": f"dashboard:query_{i}", "expr": e})
+    path = os.path.join(tempfile.mkdtemp(dir=TMP), "dashboard-queries.yaml")
+    with open(path, "w") as f:
+        yaml.safe_dump({"groups": [{"name": "dashboard", "rules": records}]}, f)
+    r = run([tool, "check", "rules", path])
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
 # -------------------------------------------------------------- bad values
 
 BAD_VALUES = [
@@ -779,6 +838,9 @@ BAD_VALUES = [
     ("error ratio above 1", {"metrics": {"prometheusRule": {"serverErrorRatio": 5}}}, ["serverErrorRatio"]),
     ("expiry days not a number", {"metrics": {"prometheusRule": {"certificateExpiryWarningDays": "14d"}}},
      ["certificateExpiryWarningDays"]),
+    ("misspelt dashboard key", {"metrics": {"dashboard": {"label": {"a": "b"}}}}, ["label"]),
+    ("dashboard label not a string", {"metrics": {"dashboard": {"labels": {"grafana_dashboard": 1}}}},
+     ["grafana_dashboard"]),
 ]
 
 
@@ -1140,7 +1202,7 @@ MATRIX = {
     "custom-kinds": {"webhook": {"crdRules": [{"apiGroups": ["trainer.example.com"], "resources": ["trainjobs"]}]}},
     "custom-policy": {"policy": CUSTOM_POLICY},
     "everything": {"networkPolicy": {"enabled": True}, "serviceMonitor": {"enabled": True},
-                   "metrics": {"prometheusRule": {"enabled": True}},
+                   "metrics": {"prometheusRule": {"enabled": True}, "dashboard": {"enabled": True}},
                    "preStopSleepSeconds": 3, "replicaCount": 3, "namespace": {"create": True},
                    "server": {"clientCA": {"configMapName": "client-ca"}, "threads": 2}},
     "single-replica": {"replicaCount": 1},
