@@ -14,7 +14,8 @@ want_test=0
 packages=(g++ cmake ninja-build pkg-config git openssl curl
           libboost1.81-dev libssl-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
           libyaml-cpp-dev libcli11-dev libgtest-dev libgmock-dev)
-[ "$want_test" = 1 ] && packages+=(clang-format wrk)
+# prometheus: for promtool, which checks and unit-tests the chart's alerts (tests/chart)
+[ "$want_test" = 1 ] && packages+=(clang-format wrk prometheus)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -104,6 +104,11 @@ void Metrics::AddInflight(int delta) {
   inflight_ += delta;
 }
 
+void Metrics::SetCertificateExpiry(std::int64_t not_after_unix_seconds) {
+  std::lock_guard lock(mu_);
+  certificate_not_after_ = not_after_unix_seconds;
+}
+
 std::string Metrics::Render() const {
   std::lock_guard lock(mu_);
   std::string out;
@@ -127,6 +132,14 @@ std::string Metrics::Render() const {
       "rdma_webhook_inflight_requests gauge\nrdma_webhook_inflight_requests " +
       std::to_string(inflight_) + '\n';
   Family(out, "rdma_webhook_reloads_total", "counter", "Reloads of watched files.", reloads_);
+  if (certificate_not_after_) {
+    out +=
+        "# HELP rdma_webhook_certificate_expiry_timestamp_seconds notAfter of the serving "
+        "certificate in force, Unix seconds.\n# TYPE "
+        "rdma_webhook_certificate_expiry_timestamp_seconds gauge\n"
+        "rdma_webhook_certificate_expiry_timestamp_seconds " +
+        std::to_string(*certificate_not_after_) + '\n';
+  }
   out +=
       "# HELP rdma_webhook_build_info The running build.\n# TYPE rdma_webhook_build_info "
       "gauge\nrdma_webhook_build_info{version=\"" +

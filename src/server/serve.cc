@@ -225,6 +225,7 @@ void Server::Start() {
     throw std::runtime_error("--tls-cert and --tls-key are required");
   }
   tls_.store(MakeTlsContext(tls_files_));
+  metrics_.SetCertificateExpiry(CertificateNotAfter(*tls_.load()));
   std::vector<std::string> watched{tls_files_.cert, tls_files_.key};
   if (!tls_files_.client_ca.empty()) watched.push_back(tls_files_.client_ca);
   tls_watch_.emplace(std::move(watched));
@@ -623,7 +624,10 @@ void Server::ReloadPolicy(std::string_view trigger) {
 
 void Server::ReloadTls(std::string_view trigger) {
   try {
-    tls_.store(MakeTlsContext(tls_files_));
+    auto context = MakeTlsContext(tls_files_);
+    const std::int64_t not_after = CertificateNotAfter(*context);
+    tls_.store(std::move(context));
+    metrics_.SetCertificateExpiry(not_after);
     metrics_.CountReload("tls", true);
     log::Event(Level::kInfo, "TLS certificate reloaded",
                {{"cert", tls_files_.cert}, {"key", tls_files_.key}, {"trigger", trigger}});

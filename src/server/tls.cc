@@ -5,6 +5,7 @@
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
+#include <openssl/x509.h>
 
 #include "rdma_webhook/server/file_watch.h"
 
@@ -105,6 +106,22 @@ std::shared_ptr<ssl::context> MakeTlsContext(const TlsFiles& files) {
   }
   ERR_clear_error();
   return ctx;
+}
+
+std::int64_t CertificateNotAfter(const boost::asio::ssl::context& context) {
+  // native_handle() is not const in Asio; reading the certificate does not change the context.
+  SSL_CTX* native = const_cast<boost::asio::ssl::context&>(context).native_handle();
+  const X509* cert = SSL_CTX_get0_certificate(native);
+  if (cert == nullptr) throw std::runtime_error("TLS context has no certificate");
+  const ASN1_TIME* not_after = X509_get0_notAfter(cert);
+  // Days and seconds from the epoch to notAfter: ASN1_TIME_diff works in UTC, so no timegm and
+  // no dependence on the process's time zone.
+  ASN1_TIME* epoch = ASN1_TIME_set(nullptr, 0);
+  int days = 0, seconds = 0;
+  const int ok = epoch != nullptr && ASN1_TIME_diff(&days, &seconds, epoch, not_after);
+  ASN1_TIME_free(epoch);
+  if (!ok) throw std::runtime_error("TLS certificate notAfter unreadable: " + OpenSslError());
+  return static_cast<std::int64_t>(days) * 86400 + seconds;
 }
 
 }  // namespace rw::server

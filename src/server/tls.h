@@ -1,6 +1,7 @@
 #pragma once
 // The server's TLS context: TLS 1.2 and 1.3 only, Mozilla "intermediate" ciphers, ALPN
 // http/1.1, RSA or ECDSA keys, optional client-certificate verification.
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -15,5 +16,9 @@ struct TlsFiles {
 // Reads the files once and builds a context from what was read. Throws std::runtime_error
 // whose message names the file that could not be used.
 std::shared_ptr<boost::asio::ssl::context> MakeTlsContext(const TlsFiles& files);
+
+// notAfter of the leaf certificate a context serves, in Unix seconds (UTC). Throws
+// std::runtime_error when the context has no certificate or its time cannot be read.
+std::int64_t CertificateNotAfter(const boost::asio::ssl::context& context);
 
 }  // namespace rw::server

@@ -642,6 +642,178 @@ def notes_say_how_to_label_and_about_pod_security():
         assert needle in out, f"NOTES.txt lacks {needle!r}"
 
 
+# ------------------------------------------- alerts and dashboard (opt-in)
+
+ALERTS_TEST = os.path.join(REPO, "tests", "chart", "alerts_test.yaml")
+ALERTS_DOC = os.path.join(REPO, "docs", "alerts.md")
+DASHBOARD = os.path.join(CHART, "dashboards", "rdma-webhook.json")
+
+
+def promtool():
+    p = os.environ.get("PROMTOOL") or shutil.which("promtool")
+    if not p:
+        if os.environ.get("CI") == "true":
+            raise AssertionError("CI=true but promtool is missing (Debian package prometheus; scripts/setup.sh --test)")
+        raise Skip("promtool not found (apt-get install prometheus, or set PROMTOOL)")
+    return p
+
+
+def prometheus_rule(values=None, sets=()):
+    docs = helm_template(values, sets=("metrics.prometheusRule.enabled=true",) + tuple(sets))
+    return one(docs, "PrometheusRule")
+
+
+def alert_rules(rule):
+    return [r for g in rule["spec"]["groups"] for r in g["rules"] if "alert" in r]
+
+
+@test
+def default_render_has_no_prometheus_rule_or_dashboard():
+    docs = helm_template()
+    assert not objs(docs, "PrometheusRule"), "PrometheusRule rendered by default"
+    assert not [d for d in objs(docs, "ConfigMap") if d["metadata"]["name"].endswith("-dashboard")], \
+        "dashboard ConfigMap rendered by default"
+    values = chart_values()["metrics"]
+    eq(values["prometheusRule"]["enabled"], False, "metrics.prometheusRule.enabled default")
+    eq(values["dashboard"]["enabled"], False, "metrics.dashboard.enabled default")
+
+
+@test
+def prometheus_rule_alerts_labels_and_runbooks():
+    rule = prometheus_rule({"metrics": {"prometheusRule": {
+        "labels": {"release": "kube-prometheus-stack"}, "namespace": "monitoring",
+        "runbookBaseURL": "https://git.example.com/rdma-webhook/blob/main/docs/alerts.md"}}})
+    eq(rule["metadata"]["namespace"], "monitoring", "namespace knob")
+    eq(rule["metadata"]["labels"]["release"], "kube-prometheus-stack", "extra label")
+    eq(rule["metadata"]["labels"]["app.kubernetes.io/name"], "rdma-webhook", "chart labels")
+    alerts = alert_rules(rule)
+    names = [a["alert"] for a in alerts]
+    eq(sorted(names), sorted(["RdmaWebhookDown", "RdmaWebhookAbsent", "RdmaWebhookServerErrors",
+                              "RdmaWebhookLatencyHigh", "RdmaWebhookDenialSurge", "RdmaWebhookReloadFailed",
+                              "RdmaWebhookCertificateExpiringSoon", "RdmaWebhookCertificateExpiryCritical"]),
+       "alerts")
+    doc = open(ALERTS_DOC).read()
+    headings = set(re.findall(r"^##+ (\S+)\s*$", doc, re.M))
+    for a in alerts:
+        name = a["alert"]
+        assert a["labels"]["severity"] in ("warning", "critical"), name
+        for k in ("summary", "description", "runbook_url"):
+            assert a["annotations"].get(k), f"{name} lacks {k}"
+        eq(a["annotations"]["runbook_url"],
+           "https://git.example.com/rdma-webhook/blob/main/docs/alerts.md#" + name.lower(), f"{name} runbook_url")
+        assert name in headings, f"docs/alerts.md has no '## {name}' section (the runbook_url anchor)"
+        # every alert is scoped to this release's series
+        assert 'namespace="rdma-system"' in a["expr"] and f'job="{FULLNAME}"' in a["expr"], f"{name}: {a['expr']}"
+    # the metric names are the server's (CONTRACT.md section 4 and the certificate gauge)
+    exprs = " ".join(a["expr"] for a in alerts)
+    for metric in ("rdma_webhook_requests_total", "rdma_webhook_request_duration_seconds_bucket",
+                   "rdma_webhook_decisions_total", "rdma_webhook_reloads_total",
+                   "rdma_webhook_certificate_expiry_timestamp_seconds", "up{"):
+        assert metric in exprs, f"no alert uses {metric}"
+    assert 'result="failure"' in exprs and 'allowed="false"' in exprs
+
+
+@test
+def prometheus_rule_thresholds_follow_values():
+    def expr(rule, name):
+        return next(a["expr"] for a in alert_rules(rule) if a["alert"] == name)
+    # p99 threshold: half the webhook timeout, capped at the histogram's largest finite bucket
+    assert expr(prometheus_rule(), "RdmaWebhookLatencyHigh").rstrip().endswith(">= 2.5")
+    assert expr(prometheus_rule(sets=["webhook.timeoutSeconds=1"]), "RdmaWebhookLatencyHigh").rstrip().endswith(">= 0.5")
+    assert expr(prometheus_rule(sets=["webhook.timeoutSeconds=30", "terminationGracePeriodSeconds=40"]), "RdmaWebhookLatencyHigh").rstrip().endswith(">= 2.5")
+    # (a fraction through --set would be a string, which the schema refuses: -f or --set-json)
+    assert expr(prometheus_rule({"metrics": {"prometheusRule": {"latencyThresholdSeconds": 0.75}}}),
+                "RdmaWebhookLatencyHigh").rstrip().endswith(">= 0.75")
+    r = prometheus_rule(sets=["metrics.prometheusRule.certificateExpiryWarningDays=30",
+                              "metrics.prometheusRule.certificateExpiryCriticalDays=7",
+                              "metrics.prometheusRule.job=webhook-metrics"])
+    assert expr(r, "RdmaWebhookCertificateExpiringSoon").rstrip().endswith("< 30 * 86400")
+    assert expr(r, "RdmaWebhookCertificateExpiryCritical").rstrip().endswith("< 7 * 86400")
+    assert 'job="webhook-metrics"' in expr(r, "RdmaWebhookDown")
+    expect_failure({"metrics": {"prometheusRule": {"enabled": True, "certificateExpiryWarningDays": 3,
+                                                   "certificateExpiryCriticalDays": 3}}},
+                   "certificateExpiryCriticalDays")
+
+
+@test
+def prometheus_rule_passes_promtool_check_and_unit_tests():
+    tool = promtool()
+    rule = prometheus_rule()
+    d = tempfile.mkdtemp(dir=TMP)
+    rules = os.path.join(d, "rules.yaml")
+    with open(rules, "w") as f:
+        yaml.safe_dump(rule["spec"], f, sort_keys=False)
+    r = run([tool, "check", "rules", rules])
+    assert r.returncode == 0, r.stdout + r.stderr
+    shutil.copy(ALERTS_TEST, d)
+    r = run([tool, "test", "rules", os.path.join(d, os.path.basename(ALERTS_TEST))])
+    assert r.returncode == 0, r.stdout + r.stderr
+    # every alert has a case that fires it and one where it stays silent
+    tests = yaml.safe_load(open(ALERTS_TEST))["tests"]
+    fired, silent = set(), set()
+    for t in tests:
+        for case in t.get("alert_rule_test", []):
+            (fired if case.get("exp_alerts") else silent).add(case["alertname"])
+    for a in alert_rules(rule):
+        assert a["alert"] in fired, f"alerts_test.yaml has no case that fires {a['alert']}"
+        assert a["alert"] in silent, f"alerts_test.yaml has no case where {a['alert']} stays silent"
+
+
+@test
+def dashboard_configmap_renders_only_when_enabled():
+    dash = json.load(open(DASHBOARD))
+    docs = helm_template({"metrics": {"dashboard": {"enabled": True, "annotations": {"grafana_folder": "Admission"}}}})
+    cm = one(docs, "ConfigMap", FULLNAME + "-dashboard")
+    eq(cm["metadata"]["labels"]["grafana_dashboard"], "1", "sidecar label")
+    eq(cm["metadata"]["annotations"], {"grafana_folder": "Admission"}, "annotations")
+    eq(cm["metadata"]["namespace"], NS, "namespace")
+    eq(json.loads(cm["data"]["rdma-webhook.json"]), dash, "ConfigMap holds the dashboard file")
+    # Helm merges the labels map with the default; null drops the default label
+    cm = one(helm_template({"metrics": {"dashboard": {"enabled": True, "namespace": "grafana",
+                                                      "labels": {"dashboards": "platform",
+                                                                 "grafana_dashboard": None}}}}),
+             "ConfigMap", FULLNAME + "-dashboard")
+    eq(cm["metadata"]["namespace"], "grafana", "namespace knob")
+    assert "grafana_dashboard" not in cm["metadata"]["labels"], "null drops the default label"
+    eq(cm["metadata"]["labels"]["dashboards"], "platform", "custom label")
+
+
+@test
+def dashboard_json_panels_and_queries():
+    dash = json.load(open(DASHBOARD))
+    variables = {v["name"]: v for v in dash["templating"]["list"]}
+    eq(variables["datasource"]["type"], "datasource", "datasource variable")
+    eq(variables["datasource"]["query"], "prometheus", "datasource variable type")
+    exprs = []
+    for p in dash["panels"]:
+        eq(p["datasource"]["uid"], "${datasource}", f"panel {p['title']} datasource")
+        for t in p["targets"]:
+            exprs.append(t["expr"])
+    text = "\n".join(exprs)
+    for needle in ("sum by (endpoint, code) (rate(rdma_webhook_requests_total", "histogram_quantile(0.5,",
+                   "histogram_quantile(0.99,", "rdma_webhook_inflight_requests",
+                   "sum by (path, allowed) (rate(rdma_webhook_decisions_total",
+                   "sum by (rule, severity) (rate(rdma_webhook_findings_total",
+                   "sum by (what, result) (increase(rdma_webhook_reloads_total",
+                   "rdma_webhook_certificate_expiry_timestamp_seconds"):
+        assert needle in text, f"no panel queries {needle!r}"
+    ids = [p["id"] for p in dash["panels"]]
+    eq(len(ids), len(set(ids)), "unique panel ids")
+    # the queries parse: promtool checks them as recording rules, Grafana variables substituted
+    tool = promtool()
+    subst = {"$__rate_interval": "5m", "$namespace": ".*", "$job": ".*"}
+    records = []
+    for i, e in enumerate(exprs):
+        for k, v in subst.items():
+            e = e.replace(k, v)
+        records.append({"record": f"dashboard:query_{i}", "expr": e})
+    path = os.path.join(tempfile.mkdtemp(dir=TMP), "dashboard-queries.yaml")
+    with open(path, "w") as f:
+        yaml.safe_dump({"groups": [{"name": "dashboard", "rules": records}]}, f)
+    r = run([tool, "check", "rules", path])
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
 # -------------------------------------------------------------- bad values
 
 BAD_VALUES = [
@@ -661,6 +833,14 @@ BAD_VALUES = [
     ("rule operation typo", {"webhook": {"crdRules": [{"apiGroups": ["x"], "resources": ["y"],
                                                          "operations": ["CREATE", "PATCH"]}]}}, ["operations"]),
     ("reinvocationPolicy typo", {"webhook": {"reinvocationPolicy": "Always"}}, ["reinvocationPolicy"]),
+    ("prometheusRule enabled as a string", {"metrics": {"prometheusRule": {"enabled": "yes"}}}, ["enabled"]),
+    ("misspelt prometheusRule key", {"metrics": {"prometheusRule": {"enable": True}}}, ["enable"]),
+    ("error ratio above 1", {"metrics": {"prometheusRule": {"serverErrorRatio": 5}}}, ["serverErrorRatio"]),
+    ("expiry days not a number", {"metrics": {"prometheusRule": {"certificateExpiryWarningDays": "14d"}}},
+     ["certificateExpiryWarningDays"]),
+    ("misspelt dashboard key", {"metrics": {"dashboard": {"label": {"a": "b"}}}}, ["label"]),
+    ("dashboard label not a string", {"metrics": {"dashboard": {"labels": {"grafana_dashboard": 1}}}},
+     ["grafana_dashboard"]),
 ]
 
 
@@ -1022,11 +1202,12 @@ MATRIX = {
     "custom-kinds": {"webhook": {"crdRules": [{"apiGroups": ["trainer.example.com"], "resources": ["trainjobs"]}]}},
     "custom-policy": {"policy": CUSTOM_POLICY},
     "everything": {"networkPolicy": {"enabled": True}, "serviceMonitor": {"enabled": True},
+                   "metrics": {"prometheusRule": {"enabled": True}, "dashboard": {"enabled": True}},
                    "preStopSleepSeconds": 3, "replicaCount": 3, "namespace": {"create": True},
                    "server": {"clientCA": {"configMapName": "client-ca"}, "threads": 2}},
     "single-replica": {"replicaCount": 1},
 }
-CRD_KINDS = {"Certificate", "Issuer", "ClusterIssuer", "ServiceMonitor"}
+CRD_KINDS = {"Certificate", "Issuer", "ClusterIssuer", "ServiceMonitor", "PrometheusRule"}
 
 
 def render_matrix(outdir):

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -24,6 +25,10 @@ class Metrics {
   void CountFinding(std::string_view rule, std::string_view severity);
   void CountReload(std::string_view what, bool ok);
   void AddInflight(int delta);
+  // The serving certificate's notAfter, Unix seconds: set at startup and on every successful
+  // TLS reload. Until set, rdma_webhook_certificate_expiry_timestamp_seconds is not rendered
+  // (absent, not 0, so an expiry alert cannot fire on a process that has no certificate yet).
+  void SetCertificateExpiry(std::int64_t not_after_unix_seconds);
 
   std::string Render() const;
 
@@ -34,6 +39,7 @@ class Metrics {
   std::uint64_t duration_count_ = 0;
   double duration_sum_ = 0;
   long long inflight_ = 0;
+  std::optional<std::int64_t> certificate_not_after_;
 };
 
 // Escapes a label value for the text format (backslash, quote, newline).

@@ -37,6 +37,7 @@ var crdKinds = map[string]bool{
 	"cert-manager.io/v1/Issuer":               true,
 	"cert-manager.io/v1/ClusterIssuer":        true,
 	"monitoring.coreos.com/v1/ServiceMonitor": true,
+	"monitoring.coreos.com/v1/PrometheusRule": true,
 }
 
 func main() {

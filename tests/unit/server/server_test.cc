@@ -76,6 +76,19 @@ TEST(Metrics, RendersTheContractNames) {
   }
 }
 
+TEST(Metrics, CertificateExpiryIsAbsentUntilSetThenAGauge) {
+  Metrics m;
+  EXPECT_EQ(m.Render().find("rdma_webhook_certificate_expiry_timestamp_seconds"),
+            std::string::npos);
+  m.SetCertificateExpiry(1798761600);
+  m.SetCertificateExpiry(1893456000);  // a reload replaces the value
+  const std::string text = m.Render();
+  EXPECT_NE(text.find("# TYPE rdma_webhook_certificate_expiry_timestamp_seconds gauge\n"
+                      "rdma_webhook_certificate_expiry_timestamp_seconds 1893456000\n"),
+            std::string::npos)
+      << text;
+}
+
 TEST(Metrics, EscapesLabelValues) { EXPECT_EQ(EscapeLabelValue("a\"b\\c\nd"), "a\\\"b\\\\c\\nd"); }
 
 class TempDir {
@@ -184,6 +197,19 @@ class TlsFilesTest : public ::testing::Test {
 };
 
 TEST_F(TlsFilesTest, GoodPairBuildsAContext) { EXPECT_NE(MakeTlsContext(Files()), nullptr); }
+
+TEST_F(TlsFilesTest, NotAfterIsTheCertificatesInUnixSeconds) {
+  // Compare with what the openssl CLI prints, converted to Unix seconds by date(1) in UTC.
+  const std::string cmd = "date -u -d \"$(openssl x509 -enddate -noout -in " +
+                          (dir_.path() / "tls.crt").string() + " | cut -d= -f2)\" +%s > " +
+                          (dir_.path() / "end").string();
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  std::ifstream in(dir_.path() / "end");
+  std::int64_t expected = 0;
+  in >> expected;
+  ASSERT_GT(expected, 0);
+  EXPECT_EQ(CertificateNotAfter(*MakeTlsContext(Files())), expected);
+}
 
 TEST_F(TlsFilesTest, ErrorsNameTheFile) {
   TlsFiles f = Files();
