@@ -109,6 +109,7 @@ int RunCheck(const ManifestFlags& flags) {
       // Reading problems first: they may explain the findings that follow.
       std::vector<rules::Finding> findings;
       for (const auto& d : doc.duplicate_keys) findings.push_back(DuplicateKeyFinding(d));
+      rules::ApplyRuleLevels(findings, policy->ForNamespace(w.ns));  // e.g. duplicate-key: off
       findings.insert(findings.end(), std::make_move_iterator(c.diagnosis.findings.begin()),
                       std::make_move_iterator(c.diagnosis.findings.end()));
       c.diagnosis.findings = std::move(findings);
