@@ -182,7 +182,13 @@ Mutation Mutate(const json& object, const policy::Policy& policy, std::string_vi
     const bool conflict = std::any_of(planned.begin(), planned.end(), [&](const auto& p) {
       return p.plan.applies && rules::ReportsConflict(p.plan, ns);
     });
-    if (!conflict)
+    // A GPU template that already chose another path (or a plugin) keeps it, and so does the
+    // rest of its workload: moving its siblings onto the mode's path would split one job over
+    // two paths (mixed-paths). allowedPaths decides whether the workload may keep its path.
+    const bool other_path = std::any_of(planned.begin(), planned.end(), [](const auto& p) {
+      return p.t->HasGpu() && !p.plan.applies;
+    });
+    if (!conflict && !other_path)
       for (const auto& p : planned) MutateTemplate(p, ns, w.ns, patch, m.overrides);
   }
   m.patch = std::move(patch.operations());
