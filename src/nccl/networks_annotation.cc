@@ -357,13 +357,42 @@ struct Selection {
   std::optional<std::vector<std::string>> gateways;  // "" stands for a nil IP
 };
 
+// The members of an object, in document order and with every repeated key: Go's decoder
+// assigns them one after the other (the last wins; a null leaves a string as it was), which a
+// DOM keeping one value per key cannot tell.
+using Members = std::vector<std::pair<std::string, OrderedJson>>;
+
+// Parses the JSON value; `items` gets, per element of a top-level list, its members when it is
+// an object.
+OrderedJson ParseList(std::string_view value, std::vector<std::optional<Members>>& items) {
+  using Event = OrderedJson::parse_event_t;
+  std::string key;
+  // Depth 1: the list's elements; depth 2: an element's keys and member values (a nested
+  // member is complete at its object_end/array_end).
+  const auto callback = [&](int depth, Event event, OrderedJson& parsed) {
+    if (depth == 1 && event == Event::object_start) {
+      items.emplace_back(Members{});
+    } else if (depth == 1 && (event == Event::array_start || event == Event::value)) {
+      items.emplace_back(std::nullopt);
+    } else if (depth == 2 && event == Event::key) {
+      key = parsed.get<std::string>();
+    } else if (depth == 2 &&
+               (event == Event::value || event == Event::object_end || event == Event::array_end)) {
+      if (!items.empty() && items.back()) items.back()->emplace_back(key, parsed);
+    }
+    return true;
+  };
+  return OrderedJson::parse(value, callback, false);
+}
+
 // Decodes one element of the JSON list; on failure `problem` says why.
-std::optional<Selection> DecodeItem(const OrderedJson& item, std::string& problem) {
+std::optional<Selection> DecodeItem(const OrderedJson& item, const std::optional<Members>& members,
+                                    std::string& problem) {
   if (item.is_null()) {
     problem = "is null (Multus dereferences it and fails)";
     return std::nullopt;
   }
-  if (!item.is_object()) {
+  if (!item.is_object() || !members) {
     problem = "is not a JSON object";
     return std::nullopt;
   }
@@ -377,7 +406,7 @@ std::optional<Selection> DecodeItem(const OrderedJson& item, std::string& proble
     into = v.get<std::string>();
     return true;
   };
-  for (const auto& [key, v] : item.items()) {
+  for (const auto& [key, v] : *members) {
     const std::string k = FoldKey(key);
     std::string ignored;
     if (k == "NAME") {
@@ -511,7 +540,8 @@ NetworksAnnotation NetworksAnnotation::Parse(std::string_view value, std::string
   std::vector<std::optional<std::vector<std::string>>> gateways;
   if (value.find_first_of("[{\"") != std::string_view::npos) {
     out.json_form = true;
-    const auto parsed = OrderedJson::parse(value, nullptr, false);
+    std::vector<std::optional<Members>> members;
+    const auto parsed = ParseList(value, members);
     if (parsed.is_discarded())
       return fail("parse", "the value looks like JSON (it has '[', '{' or '\"') but is not JSON");
     if (!parsed.is_array())
@@ -519,7 +549,8 @@ NetworksAnnotation NetworksAnnotation::Parse(std::string_view value, std::string
     std::size_t i = 0;
     for (const auto& item : parsed) {
       std::string problem;
-      auto s = DecodeItem(item, problem);
+      static const std::optional<Members> kNotAnObject;
+      auto s = DecodeItem(item, i < members.size() ? members[i] : kNotAnObject, problem);
       if (!s) return fail("parse", Item(i) + problem);
       NetworkAttachment a;
       a.item = i++;
