@@ -23,15 +23,23 @@ rules::Finding Override(const std::string& pointer, const std::string& what,
 }
 
 // The annotation value after the plan: renamed items rewritten, new items appended, in the
-// value's own form.
+// value's own form. In JSON form the user's items keep their keys in the user's order; a
+// renamed item changes only the key that gave its interface (e.g. the legacy
+// "interfaceRequest", or "Interface": Multus matches keys case-insensitively), or gains
+// "interface" when none did.
 std::string NewAnnotationValue(const rules::TemplateNetworks& nets, const rules::TemplatePlan& plan,
                                const policy::NamespacePolicy& ns, std::string_view pod_ns) {
   const std::string old = nets.value != nullptr ? *nets.value : std::string();
   if (nets.parsed.json_form) {
-    json list = json::parse(old);
-    for (const auto& r : plan.renames) list[r.item]["interface"] = r.interface;
+    using ordered_json = nlohmann::ordered_json;
+    ordered_json list = ordered_json::parse(old);
+    for (const auto& r : plan.renames) {
+      const std::string& key = nets.parsed.attachments[r.item].interface_key;
+      list[r.item][key.empty() ? std::string("interface") : key] = r.interface;
+    }
     for (const auto& a : plan.attach) {
-      json item = {{"name", a.name}};
+      ordered_json item = ordered_json::object();
+      item["name"] = a.name;
       if (a.ns != pod_ns) item["namespace"] = a.ns;
       if (a.explicit_interface) item["interface"] = a.interface;
       list.push_back(std::move(item));
