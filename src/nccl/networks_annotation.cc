@@ -362,14 +362,35 @@ struct Selection {
 // DOM keeping one value per key cannot tell.
 using Members = std::vector<std::pair<std::string, OrderedJson>>;
 
+// Go's decoder refuses JSON nested deeper than this.
+constexpr int kMaxNesting = 10000;
+
+// A copy of `v` down to `levels` levels below it; deeper arrays and objects become empty ones
+// (only their type matters to the decoding), so a deeply nested value costs no deep recursion.
+OrderedJson Shallow(const OrderedJson& v, int levels) {
+  if (!v.is_structured()) return v;
+  OrderedJson out = v.is_array() ? OrderedJson::array() : OrderedJson::object();
+  if (levels == 0) return out;
+  if (v.is_array()) {
+    for (const auto& e : v) out.push_back(Shallow(e, levels - 1));
+  } else {
+    for (const auto& [k, e] : v.items()) out[k] = Shallow(e, levels - 1);
+  }
+  return out;
+}
+
 // Parses the JSON value; `items` gets, per element of a top-level list, its members when it is
-// an object.
-OrderedJson ParseList(std::string_view value, std::vector<std::optional<Members>>& items) {
+// an object (each as deep as NetworkSelectionElement looks: portMappings[i].hostPort);
+// `too_deep` is set when the value is nested deeper than Go allows.
+OrderedJson ParseList(std::string_view value, std::vector<std::optional<Members>>& items,
+                      bool& too_deep) {
   using Event = OrderedJson::parse_event_t;
   std::string key;
   // Depth 1: the list's elements; depth 2: an element's keys and member values (a nested
   // member is complete at its object_end/array_end).
   const auto callback = [&](int depth, Event event, OrderedJson& parsed) {
+    if ((event == Event::object_start || event == Event::array_start) && depth >= kMaxNesting)
+      too_deep = true;
     if (depth == 1 && event == Event::object_start) {
       items.emplace_back(Members{});
     } else if (depth == 1 && (event == Event::array_start || event == Event::value)) {
@@ -378,7 +399,7 @@ OrderedJson ParseList(std::string_view value, std::vector<std::optional<Members>
       key = parsed.get<std::string>();
     } else if (depth == 2 &&
                (event == Event::value || event == Event::object_end || event == Event::array_end)) {
-      if (!items.empty() && items.back()) items.back()->emplace_back(key, parsed);
+      if (!items.empty() && items.back()) items.back()->emplace_back(key, Shallow(parsed, 2));
     }
     return true;
   };
@@ -541,7 +562,11 @@ NetworksAnnotation NetworksAnnotation::Parse(std::string_view value, std::string
   if (value.find_first_of("[{\"") != std::string_view::npos) {
     out.json_form = true;
     std::vector<std::optional<Members>> members;
-    const auto parsed = ParseList(value, members);
+    bool too_deep = false;
+    const auto parsed = ParseList(value, members, too_deep);
+    if (too_deep)
+      return fail("parse", "the JSON is nested deeper than the " + std::to_string(kMaxNesting) +
+                               " levels Go's decoder accepts");
     if (parsed.is_discarded())
       return fail("parse", "the value looks like JSON (it has '[', '{' or '\"') but is not JSON");
     if (!parsed.is_array())

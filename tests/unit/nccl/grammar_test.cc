@@ -171,6 +171,17 @@ TEST(NetworksAnnotation, JsonInterfaceKeyIsTheOneTheUserWrote) {
   EXPECT_FALSE(a.attachments[3].explicit_interface);
 }
 
+TEST(NetworksAnnotation, JsonNestedDeeperThanGoAcceptsIsAnErrorWithoutDeepRecursion) {
+  // Go's decoder accepts 10000 levels (list, item, then 9998 here); the 200000-level value
+  // must not exhaust the stack either.
+  const auto nested = [](std::size_t n) {
+    return R"([{"name":"a","x":)" + std::string(n, '[') + std::string(n, ']') + "}]";
+  };
+  EXPECT_EQ(NetworksAnnotation::Parse(nested(9998), "team", {}).error, "");
+  EXPECT_EQ(NetworksAnnotation::Parse(nested(9999), "team", {}).error_stage, "parse");
+  EXPECT_EQ(NetworksAnnotation::Parse(nested(200000), "team", {}).error_stage, "parse");
+}
+
 TEST(LauncherArgs, MpirunAndExportInScripts) {
   const auto found = ParseLauncherArgs(
       {"mpirun", "-np", "16", "-x", "NCCL_SOCKET_IFNAME=eth1", "-x", "NCCL_DEBUG", "-x",
