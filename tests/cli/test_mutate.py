@@ -483,6 +483,8 @@ def test_json_annotation_keeps_other_fields(tmp_path):
     items = json.loads(res["metadata"]["annotations"][m.NET_KEY])
     assert items[0] == first, items
     assert list(items[0]) == list(first), "the user's key order is kept"
+    assert res["metadata"]["annotations"][m.NET_KEY].startswith(json.dumps([first])[:-1]), \
+        "appending keeps the user's text as written"
     assert len(items) == 2 and items[1]["name"] == "sriov-rdma-net", items
 
 

@@ -163,12 +163,17 @@ std::string NetworksAfter(const std::string& ns, const std::string& value) {
   return m.result["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"].get<std::string>();
 }
 
-TEST(MutateSriov, JsonAnnotationKeepsTheUsersItemsAndKeyOrder) {
+TEST(MutateSriov, JsonAnnotationKeepsTheUsersTextAndAppends) {
   EXPECT_EQ(
       NetworksAfter("sriov", R"([{"name":"other-net","mac":"c2:b0:57:49:47:f1","interface":"eth5",)"
                              R"("ips":["10.1.0.7/24"]}])"),
       R"([{"name":"other-net","mac":"c2:b0:57:49:47:f1","interface":"eth5","ips":["10.1.0.7/24"]},)"
       R"({"name":"sriov-rdma-net","interface":"eth1"}])");
+  // Spacing and a repeated key stay as written (Go reads {"name":"a","name":null} as "a").
+  EXPECT_EQ(
+      NetworksAfter("sriov", R"([ {"name": "other-net", "name": null} ] )"),
+      R"([ {"name": "other-net", "name": null} ,{"name":"sriov-rdma-net","interface":"eth1"}] )");
+  EXPECT_EQ(NetworksAfter("sriov", "[ ]"), R"([ {"name":"sriov-rdma-net","interface":"eth1"}])");
 }
 
 TEST(MutateSriov, OverrideRenamesOnlyTheInterfaceKeyTheUserWrote) {
