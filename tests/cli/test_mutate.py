@@ -486,7 +486,19 @@ def test_json_annotation_keeps_other_fields(tmp_path):
     _, [res], _ = roundtrip(tmp_path, [doc], "sriov.yaml")
     items = json.loads(res["metadata"]["annotations"][m.NET_KEY])
     assert items[0] == first, items
+    assert list(items[0]) == list(first), "the user's key order is kept"
+    assert res["metadata"]["annotations"][m.NET_KEY].startswith(json.dumps([first])[:-1]), \
+        "appending keeps the user's text as written"
     assert len(items) == 2 and items[1]["name"] == "sriov-rdma-net", items
+
+
+def test_json_annotation_rename_changes_only_the_interface_key_the_user_wrote(tmp_path):
+    first = {"name": "sriov-rdma-net", "interfaceRequest": "net5", "ips": ["10.1.0.7/24"]}
+    doc = bare_gpu_pod({m.NET_KEY: json.dumps([first])})
+    _, [res], _ = roundtrip(tmp_path, [doc], "override.yaml")
+    items = json.loads(res["metadata"]["annotations"][m.NET_KEY])
+    assert items == [dict(first, interfaceRequest="eth1")], items
+    assert list(items[0]) == list(first), items
 
 
 def test_namespaced_item_of_the_pods_namespace_is_the_same_network(tmp_path):

@@ -66,12 +66,25 @@ struct NetworkAttachment {
   bool explicit_interface = false;
   bool default_network = false;  // listed in the policy's defaultNetworks
   std::size_t item = 0;          // 0-based position in the annotation value
+  // JSON form: the key, as the user spelt it, that gave the interface ("interface",
+  // "interfaceRequest" or a case variant Go's encoding/json also matches); empty otherwise.
+  std::string interface_key;
 };
 
+// Read as Multus reads it (pkg/k8sclient parsePodNetworkAnnotation and the JSON decoding of
+// NetworkSelectionElement), then followed through what the annotation alone decides of the
+// pod's CNI ADD: the NetworkAttachmentDefinition lookups, the default-route check and the
+// interface names.
 struct NetworksAnnotation {
   bool json_form = false;
+  // Empty when Multus cannot read the value (it attaches nothing); otherwise every item.
   std::vector<NetworkAttachment> attachments;
-  std::string error;  // non-empty when the value cannot be read the way Multus reads it
+  std::string error;  // non-empty when Multus would refuse it (the pod never gets its networks)
+  // Where Multus refuses it: "parse" (the value cannot be read), "lookup" (a named network or
+  // namespace no object can have), "gateway" (more than one default route per IP family) or
+  // "interface" (an interface name libcni refuses or the pod already has: eth0, lo, an earlier
+  // item's). Empty without an error.
+  std::string error_stage;
 
   // `pod_ns` fills items without a namespace; `default_networks` are not counted for net<N>.
   static NetworksAnnotation Parse(std::string_view value, std::string_view pod_ns,

@@ -171,6 +171,39 @@ TEST(MutateSriov, OverrideRenamesAttachedInterface) {
             "a, sriov-rdma-net@eth1");
 }
 
+std::string NetworksAfter(const std::string& ns, const std::string& value) {
+  const auto m = CheckedMutate(
+      Yaml(Pod(ns, "", "  annotations:\n    k8s.v1.cni.cncf.io/networks: '" + value + "'\n")));
+  return m.result["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"].get<std::string>();
+}
+
+TEST(MutateSriov, JsonAnnotationKeepsTheUsersTextAndAppends) {
+  EXPECT_EQ(
+      NetworksAfter("sriov", R"([{"name":"other-net","mac":"c2:b0:57:49:47:f1","interface":"eth5",)"
+                             R"("ips":["10.1.0.7/24"]}])"),
+      R"([{"name":"other-net","mac":"c2:b0:57:49:47:f1","interface":"eth5","ips":["10.1.0.7/24"]},)"
+      R"({"name":"sriov-rdma-net","interface":"eth1"}])");
+  // Spacing and a repeated key stay as written (Go reads {"name":"a","name":null} as "a").
+  EXPECT_EQ(
+      NetworksAfter("sriov", R"([ {"name": "other-net", "name": null} ] )"),
+      R"([ {"name": "other-net", "name": null} ,{"name":"sriov-rdma-net","interface":"eth1"}] )");
+  EXPECT_EQ(NetworksAfter("sriov", "[ ]"), R"([ {"name":"sriov-rdma-net","interface":"eth1"}])");
+}
+
+TEST(MutateSriov, OverrideRenamesOnlyTheInterfaceKeyTheUserWrote) {
+  // Multus still reads the legacy interfaceRequest, and matches keys case-insensitively.
+  EXPECT_EQ(NetworksAfter("override", R"([{"namespace":"override","name":"sriov-rdma-net",)"
+                                      R"("interfaceRequest":"net5","ips":["10.1.0.7/24"]}])"),
+            R"([{"namespace":"override","name":"sriov-rdma-net","interfaceRequest":"eth1",)"
+            R"("ips":["10.1.0.7/24"]}])");
+  EXPECT_EQ(NetworksAfter("override", R"([{"Name":"sriov-rdma-net","Interface":"net5"}])"),
+            R"([{"Name":"sriov-rdma-net","Interface":"eth1"}])");
+  EXPECT_EQ(NetworksAfter("override", R"([{"name":"sriov-rdma-net","interface":null}])"),
+            R"([{"name":"sriov-rdma-net","interface":"eth1"}])");
+  EXPECT_EQ(NetworksAfter("override", R"([{"name":"sriov-rdma-net","mac":"c2:b0:57:49:47:f1"}])"),
+            R"([{"name":"sriov-rdma-net","mac":"c2:b0:57:49:47:f1","interface":"eth1"}])");
+}
+
 TEST(MutateHostNetwork, SetsNetworkDnsDeviceAndReplacesDefaultedDns) {
   const auto m = CheckedMutate(Yaml(Pod("host", "", "", "  dnsPolicy: ClusterFirst\n")));
   EXPECT_EQ(m.result["spec"]["hostNetwork"], true);

@@ -125,8 +125,61 @@ TEST(NetworksAnnotation, JsonForm) {
 }
 
 TEST(NetworksAnnotation, MalformedValuesAreErrors) {
-  for (const char* v : {"a,,b", "a@", "[{\"nam\":\"x\"}]", "{\"name\":\"x\"}", "a b", "ns/a/b"})
+  for (const char* v : {"a,,b", "[{\"nam\":\"x\"}]", "{\"name\":\"x\"}", "a b", "ns/a/b"})
     EXPECT_FALSE(NetworksAnnotation::Parse(v, "team", {}).error.empty()) << v;
+}
+
+TEST(NetworksAnnotation, WhatMultusTrimsOrLeavesEmptyIsNoError) {
+  // Multus trims each part and reads an empty namespace or interface as absent.
+  const auto a = NetworksAnnotation::Parse("net1 @eth1, ns2/ net2\r, /net3, net4@", "team", {});
+  ASSERT_TRUE(a.error.empty()) << a.error;
+  ASSERT_EQ(a.attachments.size(), 4u);
+  EXPECT_EQ(a.attachments[0].interface, "eth1");
+  EXPECT_EQ(a.attachments[1].ns, "ns2");
+  EXPECT_EQ(a.attachments[1].name, "net2");
+  EXPECT_EQ(a.attachments[2].ns, "team");
+  EXPECT_EQ(a.attachments[3].interface, "net4");
+  EXPECT_FALSE(a.attachments[3].explicit_interface);
+}
+
+TEST(NetworksAnnotation, ParseErrorsAttachNothingLaterErrorsKeepTheItems) {
+  const auto parse = NetworksAnnotation::Parse("net1,Net2", "team", {});
+  EXPECT_EQ(parse.error_stage, "parse");
+  EXPECT_TRUE(parse.attachments.empty());
+  const auto iface = NetworksAnnotation::Parse("net1,net2@net1", "team", {});
+  EXPECT_EQ(iface.error_stage, "interface");
+  EXPECT_EQ(iface.attachments.size(), 2u);
+  EXPECT_EQ(NetworksAnnotation::Parse("   ", "team", {}).error_stage, "lookup");
+  EXPECT_TRUE(NetworksAnnotation::Parse("", "team", {}).error.empty());
+}
+
+TEST(NetworksAnnotation, JsonInterfaceKeyIsTheOneTheUserWrote) {
+  const auto a = NetworksAnnotation::Parse(
+      R"([{"name":"a","interfaceRequest":"eth1"},{"Name":"b","Interface":"eth2"},)"
+      R"({"name":"c","interface":"","interfaceRequest":"eth3"},{"name":"d","interface":null}])",
+      "team", {});
+  ASSERT_TRUE(a.error.empty()) << a.error;
+  ASSERT_EQ(a.attachments.size(), 4u);
+  EXPECT_EQ(a.attachments[0].interface, "eth1");
+  EXPECT_EQ(a.attachments[0].interface_key, "interfaceRequest");
+  EXPECT_EQ(a.attachments[1].name, "b");
+  EXPECT_EQ(a.attachments[1].interface_key, "Interface");
+  EXPECT_EQ(a.attachments[2].interface, "eth3");
+  EXPECT_EQ(a.attachments[2].interface_key, "interfaceRequest");
+  EXPECT_EQ(a.attachments[3].interface, "net4");
+  EXPECT_EQ(a.attachments[3].interface_key, "");
+  EXPECT_FALSE(a.attachments[3].explicit_interface);
+}
+
+TEST(NetworksAnnotation, JsonNestedDeeperThanGoAcceptsIsAnErrorWithoutDeepRecursion) {
+  // Go's decoder accepts 10000 levels (list, item, then 9998 here); the 200000-level value
+  // must not exhaust the stack either.
+  const auto nested = [](std::size_t n) {
+    return R"([{"name":"a","x":)" + std::string(n, '[') + std::string(n, ']') + "}]";
+  };
+  EXPECT_EQ(NetworksAnnotation::Parse(nested(9998), "team", {}).error, "");
+  EXPECT_EQ(NetworksAnnotation::Parse(nested(9999), "team", {}).error_stage, "parse");
+  EXPECT_EQ(NetworksAnnotation::Parse(nested(200000), "team", {}).error_stage, "parse");
 }
 
 TEST(LauncherArgs, MpirunAndExportInScripts) {
