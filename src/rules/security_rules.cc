@@ -10,6 +10,10 @@ namespace rw::rules {
 std::string ExampleDeviceResource(const Context& ctx) {
   if (!ctx.ns.host_network.device_resource.empty()) return ctx.ns.host_network.device_resource;
   if (!ctx.ns.shared.resource.empty()) return ctx.ns.shared.resource;
+  // The shared device plugin's names first: they exist wherever the plugin runs, unlike a
+  // cluster-specific name such as rdma/ib.
+  for (const char* common : {"rdma/rdma_shared_device_a", "rdma/hca_shared_devices_a"})
+    if (ctx.policy.IsSharedResource(common)) return common;
   for (const auto& r : ctx.policy.shared_resources)
     if (r.find_first_of("*?") == std::string::npos) return r;
   return "rdma/rdma_shared_device_a";
@@ -36,22 +40,28 @@ void PrivilegedRdma(const Context& ctx, const Rule& rule, Findings& out) {
       if (!c->privileged) continue;
       workload::Container unprivileged = *c;
       unprivileged.privileged = false;
-      const std::string grant = DeviceGrant(unprivileged, *f.t, ctx.policy);
+      const auto grant =
+          FindDeviceGrant(unprivileged, *f.t, ctx.policy, !f.networks.platform.empty());
       std::string needs;
       if (!c->HasCapability("IPC_LOCK")) needs = "add IPC_LOCK to securityContext.capabilities.add";
-      if (grant.empty())
-        needs += std::string(needs.empty() ? "" : " and ") + "claim an RDMA device resource (" +
-                 ExampleDeviceResource(ctx) + ": 1) for /dev/infiniband";
-      const std::string fix = needs.empty() ? "drop privileged: true (IPC_LOCK and " + grant +
-                                                  " already give RDMA " + "what it needs)"
+      const std::string resource =
+          "claim an RDMA device resource (" + ExampleDeviceResource(ctx) + ": 1)";
+      if (grant.what.empty())
+        needs += std::string(needs.empty() ? "" : " and ") + resource + " for /dev/infiniband";
+      else if (!grant.certain)  // e.g. a DRA claim of something else (an IMEX channel)
+        needs += std::string(needs.empty() ? "" : " and ") + "make sure " + grant.what +
+                 " passes the verbs devices (/dev/infiniband) or " + resource;
+      const std::string fix = needs.empty() ? "drop privileged: true (IPC_LOCK and " + grant.what +
+                                                  " already give RDMA what it needs)"
                                             : needs + ", then drop privileged: true";
       rule.Report(out, c->pointer + "/securityContext/privileged",
                   "container '" + c->name +
                       "' is privileged for RDMA: that removes the isolation boundary, while RDMA "
                       "needs only IPC_LOCK and the verbs devices" +
-                      (grant.empty() ? " (today only privileged grants them: a /dev/infiniband "
-                                       "hostPath alone does not pass the device cgroup)."
-                                     : "."),
+                      (grant.certain ? "."
+                                     : " (today only privileged is sure to grant them: a "
+                                       "/dev/infiniband hostPath alone does not pass the device "
+                                       "cgroup)."),
                   fix);
     }
 }
@@ -75,7 +85,8 @@ void RdmaDeviceMissing(const Context& ctx, const Rule& rule, Findings& out) {
   for (const auto& f : ctx.templates) {
     if (f.path != policy::Path::kHostNetwork || !f.rdma) continue;
     for (const auto* c : f.rdma_containers) {
-      if (!DeviceGrant(*c, *f.t, ctx.policy).empty()) continue;
+      if (!FindDeviceGrant(*c, *f.t, ctx.policy, !f.networks.platform.empty()).what.empty())
+        continue;
       if (FindInfinibandMount(*c, *f.t).mounted) continue;  // rdma-device-hostpath's case
       rule.Report(
           out, c->pointer + "/resources",
@@ -95,7 +106,10 @@ void RdmaDeviceHostpath(const Context& ctx, const Rule& rule, Findings& out) {
     for (const auto* c : f.rdma_containers) {
       const auto mount = FindInfinibandMount(*c, *f.t);
       if (!mount.mounted || !mount.host_path) continue;
-      if (!DeviceGrant(*c, *f.t, ctx.policy).empty()) continue;
+      // Any grant, even one we cannot be sure of (a DRA claim of unknown kind), keeps this
+      // error quiet: never deny on a guess.
+      if (!FindDeviceGrant(*c, *f.t, ctx.policy, !f.networks.platform.empty()).what.empty())
+        continue;
       rule.Report(out, mount.pointer,
                   "container '" + c->name +
                       "' gets /dev/infiniband only through a hostPath volume: the device nodes "

@@ -48,12 +48,30 @@ std::string ContainerPluginSign(const Container& c) {
   return {};
 }
 
-bool NriAnnotation(const PodTemplate& t) {
-  for (const auto& [key, value] : t.annotations)
-    if (StartsWith(key, "devices.nri.io/") || StartsWith(key, "devices.noderesource.dev/") ||
-        StartsWith(key, "devices.gke.io/container.") || StartsWith(key, "cdi.k8s.io/"))
-      return true;
-  return false;
+// Device-injection annotations (NRI's device injector, GKE's, CDI). 0: none; 1: some; 2: one
+// whose value names the verbs devices.
+int InjectionAnnotation(const PodTemplate& t) {
+  int found = 0;
+  for (const auto& [key, value] : t.annotations) {
+    if (!StartsWith(key, "devices.nri.io/") && !StartsWith(key, "devices.noderesource.dev/") &&
+        !StartsWith(key, "devices.gke.io/container.") && !StartsWith(key, "cdi.k8s.io/"))
+      continue;
+    found = std::max(found, 1);
+    if (Contains(value, "/dev/infiniband") || Contains(value, "uverbs") || Contains(value, "rdma"))
+      found = 2;
+  }
+  return found;
+}
+
+bool NamesRdmaNic(std::string_view name) {
+  std::string lower(name);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  return Contains(lower, "rdma") || Contains(lower, "nic");
+}
+
+bool IsNicClaim(const PodTemplate::ResourceClaim& claim) {
+  return NamesRdmaNic(claim.name) || NamesRdmaNic(claim.source);
 }
 
 long long IntegerAt(const nlohmann::json& node, const char* key, long long fallback) {
@@ -116,21 +134,44 @@ PlatformNics ReadPlatformNics(const PodTemplate& t) {
   std::vector<std::string> images;
   for (const auto& c : t.containers) images.push_back(c.image);
   images.insert(images.end(), t.init_images.begin(), t.init_images.end());
+  // Only the plugin image itself: a gIB diagnostic or test image also runs jobs without RDMA
+  // NICs (an IMEX-only NVLink test); such a job's NICs, when it has them, show in its DRA claim.
   for (const auto& image : images)
     if (Contains(image, "nccl-plugin-gib")) {
       out.sign = "image " + image +
                  " is GKE's gIB NCCL plugin (GPUDirect-RDMA): " + "platform-attached NICs";
       return out;
     }
+  // A NIC moved into the pod by its DRA driver; on the host network there is no pod netns to
+  // move it into, and hostNetwork decides the path.
+  if (!t.host_network) out.sign = DraNicSign(t);
   return out;
 }
 
-std::string DeviceGrant(const Container& c, const PodTemplate& t, const policy::Policy& policy) {
-  if (c.privileged) return "privileged";
+std::string DraNicSign(const PodTemplate& t) {
+  for (const auto& claim : t.resource_claims)
+    if (IsNicClaim(claim))
+      return "DRA claim '" + claim.name + "'" +
+             (claim.source.empty() ? std::string() : " (" + claim.source + ")") +
+             " attaches an RDMA NIC: its driver, not Multus, brings the NICs";
+  return {};
+}
+
+DeviceGrant FindDeviceGrant(const Container& c, const PodTemplate& t, const policy::Policy& policy,
+                            bool platform_nics) {
+  if (c.privileged) return {"privileged", true};
   for (const auto& r : c.ResourceNames())
-    if (policy.IsRdmaDeviceResource(r) && c.Claim(r) > 0) return "the resource " + r;
-  if (c.dra_claims || t.pod_resource_claims) return "a DRA claim";
-  if (NriAnnotation(t)) return "a device-injection annotation";
+    if (policy.IsRdmaDeviceResource(r) && c.Claim(r) > 0) return {"the resource " + r, true};
+  for (const auto& claim : t.resource_claims) {
+    const bool referenced = std::find(c.dra_claim_names.begin(), c.dra_claim_names.end(),
+                                      claim.name) != c.dra_claim_names.end();
+    if (IsNicClaim(claim) && referenced) return {"the DRA claim '" + claim.name + "'", true};
+  }
+  if (platform_nics) return {"the platform's RDMA NICs", true};
+  const int injection = InjectionAnnotation(t);
+  if (injection == 2) return {"a device-injection annotation", true};
+  if (c.dra_claims || t.pod_resource_claims) return {"a DRA claim", false};
+  if (injection == 1) return {"a device-injection annotation", false};
   return {};
 }
 
@@ -168,7 +209,7 @@ std::string HostNetworkRdmaSign(const PodTemplate& t, const policy::Policy& poli
     }
   }
   if (t.pod_resource_claims) return "the pod has DRA resource claims";
-  if (NriAnnotation(t)) return "a device-injection annotation";
+  if (InjectionAnnotation(t) > 0) return "a device-injection annotation";
   return {};
 }
 

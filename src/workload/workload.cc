@@ -86,6 +86,8 @@ std::map<std::string, long long> ReadQuantities(const json* m, const std::string
   if (m == nullptr) return out;
   for (auto it = m->begin(); it != m->end(); ++it) {
     const std::string field = pointer + "/" + EscapePointerToken(it.key());
+    // The API server takes `nvidia.com/gpu:` with no value (pruned, or a zero Quantity).
+    if (it->is_null()) continue;
     std::optional<long long> count;
     if (it->is_number()) {
       const double d = it->get<double>();
@@ -161,7 +163,12 @@ Container ReadContainer(const json& c, const std::string& pointer, std::size_t i
     Reader rr(*res, r.Child("resources"));
     out.limits = ReadQuantities(rr.Object("limits"), rr.Child("limits"));
     out.requests = ReadQuantities(rr.Object("requests"), rr.Child("requests"));
-    if (const json* claims = rr.Array("claims")) out.dra_claims = !claims->empty();
+    if (const json* claims = rr.Array("claims")) {
+      out.dra_claims = !claims->empty();
+      for (const auto& claim : *claims)
+        if (claim.is_object() && claim.contains("name") && claim["name"].is_string())
+          out.dra_claim_names.push_back(claim["name"].get<std::string>());
+    }
   }
   out.run_as_user = pod.run_as_user;
   out.run_as_non_root = pod.run_as_non_root;
@@ -249,7 +256,17 @@ PodTemplate ReadTemplate(const json& t, const std::string& pointer, const policy
       if (auto image = Reader((*init)[i], ip).String("image")) out.init_images.push_back(*image);
     }
   }
-  if (const json* claims = sr.Array("resourceClaims")) out.pod_resource_claims = !claims->empty();
+  if (const json* claims = sr.Array("resourceClaims")) {
+    out.pod_resource_claims = !claims->empty();
+    for (const auto& claim : *claims) {
+      if (!claim.is_object()) continue;
+      PodTemplate::ResourceClaim rc;
+      if (auto it = claim.find("name"); it != claim.end() && it->is_string()) rc.name = *it;
+      for (const char* key : {"resourceClaimTemplateName", "resourceClaimName"})
+        if (auto it = claim.find(key); it != claim.end() && it->is_string()) rc.source = *it;
+      out.resource_claims.push_back(std::move(rc));
+    }
+  }
   return out;
 }
 

@@ -169,6 +169,22 @@ CASES = {
              {"name": "node", "template": {"spec": {"template": {"spec": spec([gpu(
                  limits={"rdma/vf": 1})], )}}}}]}}}},
         "sriov", True, ["ipc-lock-missing"], ["vf-without-network"], "limits rdma/vf=1"),
+    # A NIC from a DRA claim (dranet, GKE's mrdma class): its driver brings it, like GKE's
+    # platform NICs; a claim of something else (an IMEX channel) is no NIC.
+    "dra-nic-claim-is-platform-nics": (
+        mpijob(spec([gpu(caps=["IPC_LOCK"], resources={
+            "limits": {"nvidia.com/gpu": 8}, "claims": [{"name": "rdma-nics"}]})],
+            resourceClaims=[{"name": "rdma-nics", "resourceClaimTemplateName": "8nic-all"}])),
+        "sriov", True, [], [], "DRA claim 'rdma-nics' (8nic-all) attaches an RDMA NIC"),
+    "dra-imex-claim-is-no-nic": (
+        mpijob(spec([gpu(caps=["IPC_LOCK"], resources={
+            "limits": {"nvidia.com/gpu": 8}, "claims": [{"name": "channel"}]})],
+            resourceClaims=[{"name": "channel", "resourceClaimTemplateName": "imex-channel"}])),
+        "none", False, [], [], "GPU templates without an RDMA path"),
+    # The API server takes a resource written without a value.
+    "null-quantity-is-absent": (
+        pod([gpu(limits={"rdma/vf": None, "rdma/rdma_shared_device_a": 1}, caps=["IPC_LOCK"])]),
+        "shared", True, [], [], "limits rdma/rdma_shared_device_a=1"),
     # 6. A none result says why.
     "not-a-workload-says-so": (
         {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}, "none", False, [],
@@ -213,6 +229,19 @@ def test_privileged_rdma_fix_never_only_drops_privileged(tmp_path):
     _, [res] = result(tmp_path, doc)
     [f] = [f for f in res["findings"] if f["rule"] == "privileged-rdma"]
     assert f["fix"].startswith("drop privileged"), f
+
+
+def test_privileged_rdma_fix_keeps_privileged_for_a_claim_that_may_not_grant_devices(tmp_path):
+    """An IMEX-channel DRA claim does not pass the verbs devices: with a /dev/infiniband hostPath,
+    privileged is what makes RDMA work, so the fix never says to drop it on that claim's word."""
+    doc = pod([gpu(caps=["IPC_LOCK"], privileged=True, mounts=[IB_MOUNT],
+                   resources={"limits": {"nvidia.com/gpu": 4}, "claims": [{"name": "channel"}]})],
+              volumes=[IB_HOSTPATH], **HOST,
+              resourceClaims=[{"name": "channel", "resourceClaimTemplateName": "imex-channel"}])
+    _, [res] = result(tmp_path, doc)
+    [f] = [f for f in res["findings"] if f["rule"] == "privileged-rdma"]
+    assert not f["fix"].startswith("drop privileged"), f
+    assert "rdma/rdma_shared_device_a" in f["fix"], f
 
 
 POLICY_HEAD = """apiVersion: rdma-webhook/v1

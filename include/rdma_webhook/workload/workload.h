@@ -50,7 +50,8 @@ struct Container {
   std::string image;
   bool gpu = false;
   bool dra_claims = false;  // resources.claims names a DRA claim (devices come from a driver)
-  bool has_env = false;     // `env` present (maybe empty)
+  std::vector<std::string> dra_claim_names;  // the pod-level claims resources.claims names
+  bool has_env = false;                      // `env` present (maybe empty)
   std::vector<EnvVar> env;
   std::vector<std::string> env_from_prefixes;  // one entry per envFrom source ("" = no prefix)
   std::map<std::string, long long> limits;
@@ -100,6 +101,12 @@ struct PodTemplate {
   std::vector<Container> containers;              // regular containers (not init containers)
   std::vector<std::string> init_images;           // images of init containers (plugin signs)
   bool pod_resource_claims = false;               // spec.resourceClaims is not empty (DRA)
+  // One entry of spec.resourceClaims: its name and the template or claim it comes from.
+  struct ResourceClaim {
+    std::string name;
+    std::string source;  // resourceClaimTemplateName or resourceClaimName
+  };
+  std::vector<ResourceClaim> resource_claims;
 
   bool HasGpu() const;
   long long TotalClaim(std::string_view resource) const;
