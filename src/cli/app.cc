@@ -20,6 +20,7 @@ int Run(int argc, char** argv) {
   AddGidsCommand(app, run);
   AddPolicyCommand(app, run);
   AddVersionCommand(app, run);
+  AddRulesCommand(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
