@@ -98,7 +98,7 @@ int RunCheck(const ManifestFlags& flags) {
   if (!policy) return kExitError;
   std::vector<Checked> results;
   std::vector<InputError> errors_read;
-  for (const auto& doc : ReadInputs(flags.inputs)) {
+  for (const auto& doc : ReadInputs(ManifestInputs(flags))) {
     if (!doc.object) {
       errors_read.push_back({doc.source, doc.error});
       continue;
@@ -152,7 +152,10 @@ void AddCheckCommand(CLI::App& root, std::function<int()>& run) {
   auto* cmd =
       root.add_subcommand("check", "Diagnose manifests as written: path, RDMA, evidence, findings");
   AddManifestFlags(*cmd, *flags, "text", {"text", "json"});
-  cmd->callback([flags, &run] { run = [flags] { return RunCheck(*flags); }; });
+  cmd->callback([flags, &run] {
+    RequireInputs(*flags);
+    run = [flags] { return RunCheck(*flags); };
+  });
 }
 
 }  // namespace rw::cli
