@@ -3,6 +3,7 @@
 #include <iostream>
 #include <iterator>
 
+#include "check_reports.h"
 #include "commands.h"
 #include "common.h"
 #include "rdma_webhook/rules/diagnosis.h"
@@ -12,12 +13,6 @@ namespace {
 
 using nlohmann::json;
 using rules::Severity;
-
-struct Checked {
-  std::string source;
-  std::string api_version, kind, ns, name;
-  rules::Diagnosis diagnosis;
-};
 
 json ToJson(const Checked& c) {
   json findings = json::array();
@@ -64,7 +59,9 @@ void PrintText(const Checked& c, const Style& s) {
   for (const auto& f : d.findings) {
     const bool error = f.severity == Severity::kError;
     std::cout << "  " << (error ? s("31;1", "ERROR  ") : s("33;1", "WARNING")) << " "
-              << s("1", f.rule) << "  at " << (f.pointer.empty() ? "/" : f.pointer) << "\n";
+              << s("1", f.rule) << "  at " << (f.pointer.empty() ? "/" : f.pointer);
+    if (const auto p = c.Where(f.pointer)) std::cout << " (" << c.file << ":" << p->line << ")";
+    std::cout << "\n";
     // The rule table's findings end their message with " Fix: <fix>"; the fix gets its own line.
     std::string message = f.message;
     const std::string glued = " Fix: " + f.fix;
@@ -98,14 +95,19 @@ int RunCheck(const ManifestFlags& flags) {
   if (!policy) return kExitError;
   std::vector<Checked> results;
   std::vector<InputError> errors_read;
-  for (const auto& doc : ReadInputs(ManifestInputs(flags))) {
+  // Positions only where they are shown: text, SARIF and JUnit (not JSON, whose pointers suffice).
+  const auto positions =
+      flags.output == "json" ? codec::Positions::kSkip : codec::Positions::kRecord;
+  for (auto& doc : ReadInputs(ManifestInputs(flags), positions)) {
     if (!doc.object) {
-      errors_read.push_back({doc.source, doc.error});
+      errors_read.push_back({doc.source, doc.error, doc.file});
       continue;
     }
     try {
       const auto w = workload::Workload::Read(*doc.object, *policy, flags.ns);
-      Checked c{doc.source, w.api_version, w.kind, w.ns, w.name, rules::Diagnose(w, *policy)};
+      Checked c{
+          doc.source, doc.file, w.api_version, w.kind, w.ns, w.name, rules::Diagnose(w, *policy)};
+      c.positions = std::move(doc.positions);
       // Reading problems first: they may explain the findings that follow.
       std::vector<rules::Finding> findings;
       for (const auto& d : doc.duplicate_keys) findings.push_back(DuplicateKeyFinding(d));
@@ -115,7 +117,7 @@ int RunCheck(const ManifestFlags& flags) {
       c.diagnosis.findings = std::move(findings);
       results.push_back(std::move(c));
     } catch (const workload::ManifestError& e) {
-      errors_read.push_back({doc.source, e.what()});
+      errors_read.push_back({doc.source, e.what(), doc.file});
     }
   }
   std::size_t errors = 0, warnings = 0;
@@ -133,6 +135,10 @@ int RunCheck(const ManifestFlags& flags) {
         out["errors"].push_back({{"source", e.source}, {"message", e.message}});
     }
     std::cout << out.dump(2) << "\n";
+  } else if (flags.output == "sarif") {
+    std::cout << ToSarif(results, errors_read).dump(2) << "\n";
+  } else if (flags.output == "junit") {
+    std::cout << ToJunit(results, errors_read);
   } else {
     const Style style{isatty(STDOUT_FILENO) == 1};
     for (const auto& r : results) PrintText(r, style);
@@ -151,7 +157,7 @@ void AddCheckCommand(CLI::App& root, std::function<int()>& run) {
   auto flags = std::make_shared<ManifestFlags>();
   auto* cmd =
       root.add_subcommand("check", "Diagnose manifests as written: path, RDMA, evidence, findings");
-  AddManifestFlags(*cmd, *flags, "text", {"text", "json"});
+  AddManifestFlags(*cmd, *flags, "text", {"text", "json", "sarif", "junit"});
   cmd->callback([flags, &run] {
     RequireInputs(*flags);
     run = [flags] { return RunCheck(*flags); };
