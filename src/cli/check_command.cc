@@ -6,6 +6,7 @@
 #include "check_reports.h"
 #include "commands.h"
 #include "common.h"
+#include "rdma_webhook/mutate/mutation.h"
 #include "rdma_webhook/rules/diagnosis.h"
 
 namespace rw::cli {
@@ -48,9 +49,11 @@ void PrintText(const Checked& c, const Style& s) {
   const auto& d = c.diagnosis;
   std::cout << s("1", c.source) << "  " << (c.kind.empty() ? "(no kind)" : c.kind) << " " << c.ns
             << "/" << (c.name.empty() ? "(unnamed)" : c.name) << "\n";
-  std::cout << "  path: " << s("1", std::string(policy::ToString(d.path)))
-            << "   rdma: " << (d.rdma ? s("32", "yes") : "no")
-            << "   enforcement: " << policy::ToString(d.enforcement)
+  std::cout << "  path: " << s("1", std::string(policy::ToString(d.path))) << "   rdma: "
+            << (d.rdma ? s("32", "yes") : "no")
+            // Enforcement speaks of errors in a workload; other kinds are never judged.
+            << "   enforcement: "
+            << (c.judged ? std::string(policy::ToString(d.enforcement)) : "not judged")
             << (d.skipped ? "   (opted out: rdma-webhook.io/skip)" : "") << "\n";
   if (!d.evidence.empty()) {
     std::cout << "  evidence:\n";
@@ -71,6 +74,13 @@ void PrintText(const Checked& c, const Style& s) {
     std::cout << "      " << message << "\n      " << s("36", "fix: " + f.fix) << "\n";
   }
   if (d.findings.empty()) std::cout << "  " << s("32", "ok: no findings") << "\n";
+  // check judges the manifest as written; the webhook would first rewrite it.
+  if (c.changes > 0)
+    std::cout << "  "
+              << s("36", "in namespace " + c.ns + " the webhook would apply " +
+                             std::to_string(c.changes) + (c.changes == 1 ? " change" : " changes") +
+                             ": run `rdma-webhook mutate` to see them")
+              << "\n";
   std::cout << "\n";
 }
 
@@ -90,24 +100,39 @@ rules::Finding DuplicateKeyFinding(const codec::DuplicateKey& d) {
       d.pointer};
 }
 
+// How many patch operations the webhook would apply to the object (0 when it cannot tell).
+std::size_t ChangesInNamespace(const json& object, const policy::Policy& policy,
+                               const std::string& ns) {
+  try {
+    return mutate::Mutate(object, policy, ns).patch.size();
+  } catch (const workload::ManifestError&) {
+    return 0;  // the diagnosis reports what is wrong with the object
+  }
+}
+
 int RunCheck(const ManifestFlags& flags) {
   const auto policy = LoadPolicyOrReport(flags.policy_file);
   if (!policy) return kExitError;
   std::vector<Checked> results;
   std::vector<InputError> errors_read;
+  const bool text = flags.output == "text";
   // Positions only where they are shown: text, SARIF and JUnit (not JSON, whose pointers suffice).
   const auto positions =
       flags.output == "json" ? codec::Positions::kSkip : codec::Positions::kRecord;
+  bool any_document = false;
   for (auto& doc : ReadInputs(ManifestInputs(flags), positions)) {
     if (!doc.object) {
       errors_read.push_back({doc.source, doc.error, doc.file});
       continue;
     }
+    any_document = true;
     try {
       const auto w = workload::Workload::Read(*doc.object, *policy, flags.ns);
       Checked c{
           doc.source, doc.file, w.api_version, w.kind, w.ns, w.name, rules::Diagnose(w, *policy)};
+      c.judged = w.kind_row != nullptr;
       c.positions = std::move(doc.positions);
+      if (text) c.changes = ChangesInNamespace(*doc.object, *policy, flags.ns);
       // Reading problems first: they may explain the findings that follow.
       std::vector<rules::Finding> findings;
       for (const auto& d : doc.duplicate_keys) findings.push_back(DuplicateKeyFinding(d));
@@ -120,6 +145,9 @@ int RunCheck(const ManifestFlags& flags) {
       errors_read.push_back({doc.source, e.what(), doc.file});
     }
   }
+  // An empty file (or only comments, or only empty documents) is no error, but say so.
+  if (!any_document && errors_read.empty())
+    std::cerr << "note: no documents in the input: nothing to check\n";
   std::size_t errors = 0, warnings = 0;
   for (const auto& r : results) {
     errors += r.diagnosis.Count(Severity::kError);
