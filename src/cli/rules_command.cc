@@ -26,18 +26,21 @@ std::string SeverityLabel(const RuleReference& r) {
   return label;
 }
 
-// Wraps `text` at `width` columns, every line starting with `indent`.
+// Wraps `text` at `width` columns: the first line starts with `indent`, the others with two
+// more spaces, so each field reads as one block.
 std::string Wrap(std::string_view text, const std::string& indent, std::size_t width = 100) {
   std::istringstream words{std::string(text)};
   std::string out, line, word;
+  std::string current = indent;
   while (words >> word) {
-    if (!line.empty() && indent.size() + line.size() + 1 + word.size() > width) {
-      out += indent + line + "\n";
+    if (!line.empty() && current.size() + line.size() + 1 + word.size() > width) {
+      out += current + line + "\n";
       line.clear();
+      current = indent + "  ";
     }
     line += (line.empty() ? "" : " ") + word;
   }
-  if (!line.empty()) out += indent + line + "\n";
+  if (!line.empty()) out += current + line + "\n";
   return out;
 }
 

@@ -80,6 +80,12 @@ def test_conditional_severities_are_named():
     assert "fabric: roce" in r.out, r
 
 
+def test_rules_help_and_top_level_listing():
+    r = rw("rules", "--help")
+    assert r.rc == 0 and "markdown" in r.out, r
+    assert "rules" in rw("--help").out
+
+
 @pytest.mark.parametrize("args", [["rules", "no-such-rule"], ["rules", "-o", "xml"]],
                          ids=["unknown-rule", "unknown-format"])
 def test_rules_usage_errors(args):
