@@ -185,7 +185,7 @@ spec:
        {.summary = "more RDMA networks are attached than VFs are claimed",
         .fires = "fewer VFs are claimed than `rdmaNetworks` attachments the annotation makes",
         .why = "the SR-IOV CNI needs one allocated VF per attachment: without one the pod "
-               "sandbox fails to start (`no VF allocated`) and the pod stays in "
+               "sandbox cannot be created and the pod stays in "
                "ContainerCreating",
         .fix = "claim one VF per RDMA attachment in `resources.limits` (e.g. `rdma/vf: 1` per "
                "rail)",
@@ -519,8 +519,9 @@ spec:
                  "privileged, no RDMA device resource, no DRA claim (`resources.claims`), no "
                  "NRI device-injection annotation (`devices.nri.io/...`, "
                  "`devices.gke.io/container.<name>`)",
-        .why = "a mount does not pass the device cgroup: opening the verbs devices fails with "
-               "`Operation not permitted`, so NCCL falls back to sockets",
+        .why = "the device nodes appear, but a mount does not pass the container's device "
+               "cgroup: it still denies the verbs devices, so NCCL reports `NET/IB : No device "
+               "found` and uses sockets",
         .fix = "claim an RDMA device resource (e.g. `rdma/hca_shared_devices_a: 1`) instead of "
                "the hostPath mount",
         .example = R"y(apiVersion: v1
@@ -585,9 +586,9 @@ spec:
        NonRootIpcLock,
        {.summary = "IPC_LOCK may not reach a non-root process",
         .fires = "an RDMA container's effective `runAsUser` is not 0, or `runAsNonRoot: true`",
-        .why = "file capabilities added to the container are not in a non-root process's "
-               "effective set unless the runtime grants ambient capabilities: memory "
-               "registration can still fail with the default RLIMIT_MEMLOCK",
+        .why = "`IPC_LOCK` in the container's bounding set does not reach a non-root "
+               "process's effective set (unless the runtime grants it as an ambient "
+               "capability), so memlock stays limited and memory registration can fail",
         .fix = "run the RDMA container as root, or raise RLIMIT_MEMLOCK for the runtime "
                "(containerd/CRI-O `LimitMEMLOCK=infinity`) and set this rule to `off` for the "
                "namespace in the policy",
@@ -624,8 +625,8 @@ spec:
         .fires = "hostNetwork path with RDMA, no RDMA resource claimed, not privileged, no DRA "
                  "claim or NRI device annotation, no `/dev/infiniband` mount (with such a "
                  "mount, `rdma-device-hostpath` fires instead)",
-        .why = "hostNetwork gives the node's interfaces but not `/dev/infiniband`: without the "
-               "verbs devices NCCL cannot open the HCA and uses sockets",
+        .why = "hostNetwork shows the node's netdevs, not `/dev/infiniband`: without the verbs "
+               "devices NCCL reports `NET/IB : No device found` and uses sockets",
         .fix = "claim the shared RDMA device resource (e.g. `rdma/hca_shared_devices_a: 1`)",
         .example = R"y(apiVersion: v1
 kind: Pod
