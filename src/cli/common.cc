@@ -6,7 +6,10 @@ namespace rw::cli {
 
 void AddManifestFlags(CLI::App& cmd, ManifestFlags& flags, const std::string& default_output,
                       const std::vector<std::string>& outputs) {
-  cmd.add_option("inputs", flags.inputs, "manifest files, directories, or - for stdin")->required();
+  cmd.add_option("inputs", flags.inputs, "manifest files, directories, or - for stdin");
+  cmd.add_option("-f,--filename", flags.filenames,
+                 "manifest file, directory or - (repeatable; as in kubectl)")
+      ->allow_extra_args(false);
   cmd.add_option("--policy", flags.policy_file, "policy file (default: the embedded policy)");
   cmd.add_option("--namespace,-n", flags.ns, "namespace for documents without metadata.namespace")
       ->capture_default_str();
@@ -14,6 +17,17 @@ void AddManifestFlags(CLI::App& cmd, ManifestFlags& flags, const std::string& de
   cmd.add_option("--output,-o", flags.output, "output format")
       ->check(CLI::IsMember(outputs))
       ->capture_default_str();
+}
+
+void RequireInputs(const ManifestFlags& flags) {
+  if (flags.inputs.empty() && flags.filenames.empty())
+    throw CLI::RequiredError("a manifest: FILE..., -f FILE or - for stdin");
+}
+
+std::vector<std::string> ManifestInputs(const ManifestFlags& flags) {
+  std::vector<std::string> out = flags.filenames;
+  out.insert(out.end(), flags.inputs.begin(), flags.inputs.end());
+  return out;
 }
 
 std::shared_ptr<const policy::Policy> LoadPolicy(const std::string& file) {

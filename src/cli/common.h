@@ -12,12 +12,22 @@
 namespace rw::cli {
 
 struct ManifestFlags {
-  std::vector<std::string> inputs;
+  std::vector<std::string> inputs;     // positional
+  std::vector<std::string> filenames;  // -f/--filename, as kubectl users type it
   std::string policy_file;
   std::string ns = "default";
   std::string output;
 };
 
+// One of the two is required: CLI11 cannot say "either"; the command's callback calls this
+// (CLI::RequiredError, a usage error).
+void RequireInputs(const ManifestFlags& flags);
+
+// The inputs to read: the -f files in their order, then the positional ones.
+std::vector<std::string> ManifestInputs(const ManifestFlags& flags);
+
+// Adds the inputs (positional and -f/--filename: at least one is required), --policy,
+// --namespace and --output.
 void AddManifestFlags(CLI::App& cmd, ManifestFlags& flags, const std::string& default_output,
                       const std::vector<std::string>& outputs);
 

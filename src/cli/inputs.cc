@@ -39,12 +39,30 @@ std::vector<codec::DuplicateKey> DuplicatesUnder(const std::vector<codec::Duplic
   return out;
 }
 
+// The positions under `prefix` (a List item's pointer), rebased onto it; the item's own
+// position is its "".
+codec::PositionMap PositionsUnder(const codec::PositionMap& all, const std::string& prefix) {
+  codec::PositionMap out;
+  for (auto it = all.lower_bound(prefix); it != all.end(); ++it) {
+    if (it->first.compare(0, prefix.size(), prefix) != 0) break;
+    // "/items/1/..." sorts before "/items/10": the item's own pointers are one range.
+    if (it->first.size() > prefix.size() && it->first[prefix.size()] != '/') {
+      if (it->first[prefix.size()] > '/') break;
+      continue;
+    }
+    out.emplace_hint(out.end(), it->first.substr(prefix.size()), it->second);
+  }
+  return out;
+}
+
 InputDocument Readable(std::string source, nlohmann::json object,
-                       std::vector<codec::DuplicateKey> duplicate_keys) {
+                       std::vector<codec::DuplicateKey> duplicate_keys,
+                       codec::PositionMap positions = {}) {
   InputDocument doc;
   doc.source = std::move(source);
   doc.object = std::move(object);
   doc.duplicate_keys = std::move(duplicate_keys);
+  doc.positions = std::move(positions);
   return doc;
 }
 
@@ -56,9 +74,10 @@ InputDocument Unreadable(std::string source, std::string error, bool whole_file)
   return doc;
 }
 
-void AddDocuments(const std::string& source, const std::string& text,
+void AddDocuments(const std::string& source, const std::string& text, codec::Positions positions,
                   std::vector<InputDocument>& out) {
-  for (auto& doc : codec::ParseStream(text, codec::DuplicateKeys::kLastWins)) {
+  const std::size_t first = out.size();
+  for (auto& doc : codec::ParseStream(text, codec::DuplicateKeys::kLastWins, positions)) {
     const std::string where = source + "#" + std::to_string(doc.index);
     if (!doc.error.empty()) {
       out.push_back(Unreadable(where, doc.error, false));
@@ -72,12 +91,15 @@ void AddDocuments(const std::string& source, const std::string& text,
       for (std::size_t i = 0; i < value["items"].size(); ++i) {
         const std::string item = "/items/" + std::to_string(i);
         out.push_back(Readable(where + item, std::move(value["items"][i]),
-                               DuplicatesUnder(doc.duplicate_keys, item)));
+                               DuplicatesUnder(doc.duplicate_keys, item),
+                               PositionsUnder(doc.positions, item)));
       }
       continue;
     }
-    out.push_back(Readable(where, std::move(value), DuplicatesUnder(doc.duplicate_keys, "")));
+    out.push_back(Readable(where, std::move(value), DuplicatesUnder(doc.duplicate_keys, ""),
+                           std::move(doc.positions)));
   }
+  for (std::size_t i = first; i < out.size(); ++i) out[i].file = source;
 }
 
 bool IsManifestFile(const fs::path& p) {
@@ -111,7 +133,8 @@ std::string ReadFileText(const std::string& path) {
   return text;
 }
 
-std::vector<InputDocument> ReadInputs(const std::vector<std::string>& args) {
+std::vector<InputDocument> ReadInputs(const std::vector<std::string>& args,
+                                      codec::Positions positions) {
   std::vector<InputDocument> out;
   for (const auto& arg : args) {
     std::vector<std::string> files;
@@ -120,18 +143,22 @@ std::vector<InputDocument> ReadInputs(const std::vector<std::string>& args) {
       for (const auto& entry : fs::directory_iterator(arg, ec))
         if (entry.is_regular_file(ec) && IsManifestFile(entry.path()))
           files.push_back(entry.path().string());
-      if (ec) out.push_back(Unreadable(arg, "cannot list directory: " + ec.message(), true));
+      if (ec) {
+        out.push_back(Unreadable(arg, "cannot list directory: " + ec.message(), true));
+        out.back().file = arg;
+      }
       std::sort(files.begin(), files.end());
     } else {
       files.push_back(arg);
     }
     for (const auto& file : files) {
       try {
-        AddDocuments(file, ReadFileText(file), out);
+        AddDocuments(file, ReadFileText(file), positions, out);
       } catch (const std::exception& e) {
         std::string message = e.what();
         if (message.rfind(file + ": ", 0) == 0) message.erase(0, file.size() + 2);
         out.push_back(Unreadable(file, message, true));
+        out.back().file = file;
       }
     }
   }

@@ -16,22 +16,28 @@ namespace rw::cli {
 // cannot be read at all is one entry too, marked `whole_file`.
 struct InputDocument {
   std::string source;                    // "file#doc" or "file#doc/items/i"; "file" if whole_file
+  std::string file;                      // the file as given ("-" for stdin)
   std::optional<nlohmann::json> object;  // empty when it could not be read
   std::string error;                     // why it could not be read, naming the line where known
   bool whole_file = false;               // the error is about a file or directory, no document
   // Repeated mapping keys (the last value won, as in kubectl), pointers into `object`; a List
   // item carries only its own, once per line and column.
   std::vector<codec::DuplicateKey> duplicate_keys;
+  // Where each value is written in the file (pointers into `object`), when asked for.
+  codec::PositionMap positions;
 };
 
 struct InputError {
   std::string source;   // file, or file#doc
   std::string message;  // names the line where known
+  std::string file{};   // the file as given, when known
 };
 
 // Reads every argument in order; a broken file or document is an entry with its error, never an
 // abort. YAML is read as kubectl reads it: a repeated mapping key keeps its last value.
-std::vector<InputDocument> ReadInputs(const std::vector<std::string>& args);
+// With codec::Positions::kRecord each document carries its values' positions.
+std::vector<InputDocument> ReadInputs(const std::vector<std::string>& args,
+                                      codec::Positions positions = codec::Positions::kSkip);
 
 // Reads a whole file (or "-" for stdin) with a size cap; throws std::runtime_error naming it.
 std::string ReadFileText(const std::string& path);

@@ -20,7 +20,7 @@ int RunMutate(const ManifestFlags& flags) {
     errors_read.push_back({doc.source, message});
     if (flags.output == "patch" && !doc.whole_file) std::cout << "null\n";
   };
-  for (const auto& doc : ReadInputs(flags.inputs)) {
+  for (const auto& doc : ReadInputs(ManifestInputs(flags))) {
     if (!doc.object) {
       unreadable(doc, doc.error);
       continue;
@@ -58,7 +58,10 @@ void AddMutateCommand(CLI::App& root, std::function<int()>& run) {
   auto flags = std::make_shared<ManifestFlags>();
   auto* cmd = root.add_subcommand("mutate", "Print what the webhook would make of the manifests");
   AddManifestFlags(*cmd, *flags, "yaml", {"yaml", "json", "patch"});
-  cmd->callback([flags, &run] { run = [flags] { return RunMutate(*flags); }; });
+  cmd->callback([flags, &run] {
+    RequireInputs(*flags);
+    run = [flags] { return RunMutate(*flags); };
+  });
 }
 
 }  // namespace rw::cli

@@ -115,11 +115,12 @@ class Converter {
  public:
   // `first_column`: 0-based column in the file where the text's first line starts (after a `---`).
   Converter(std::size_t first_line, std::size_t first_column, DuplicateKeys mode,
-            std::vector<DuplicateKey>& duplicates)
+            std::vector<DuplicateKey>& duplicates, PositionMap* positions = nullptr)
       : first_line_(first_line),
         first_column_(first_column),
         mode_(mode),
-        duplicates_(duplicates) {}
+        duplicates_(duplicates),
+        positions_(positions) {}
 
   // `pointer`: where the value lands in the converted document.
   json Convert(const YAML::Node& node, std::size_t depth, const std::string& pointer) {
@@ -127,6 +128,9 @@ class Converter {
       throw ConversionError(Line(node), "document too large after alias expansion");
     if (depth > kMaxNestingDepth)
       throw ConversionError(Line(node), "nesting deeper than " + std::to_string(kMaxNestingDepth));
+    // A mapping member already has its key's position; the first place a pointer is seen wins
+    // (a merged mapping lands on its host's pointer).
+    if (positions_ != nullptr) positions_->emplace(pointer, Position{Line(node), Column(node)});
     switch (node.Type()) {
       case YAML::NodeType::Undefined:
       case YAML::NodeType::Null:
@@ -203,6 +207,7 @@ class Converter {
         duplicates_.push_back({child, key, line, Column(kv.first), seen->second});
         seen->second = line;
       }
+      if (positions_ != nullptr) (*positions_)[child] = {line, Column(kv.first)};  // last wins
       out[key] = Convert(kv.second, depth + 1, child);
     }
     for (auto it = merged.begin(); it != merged.end(); ++it)
@@ -214,6 +219,7 @@ class Converter {
   std::size_t first_column_;
   DuplicateKeys mode_;
   std::vector<DuplicateKey>& duplicates_;
+  PositionMap* positions_;
   std::size_t nodes_ = 0;
 };
 
@@ -363,10 +369,12 @@ void NoteJsonDuplicates(std::string_view text, std::size_t first_line, std::size
   doc.duplicate_keys = std::move(found);
 }
 
-SourceDocument ParseChunk(const Chunk& chunk, std::size_t index, DuplicateKeys duplicates) {
+SourceDocument ParseChunk(const Chunk& chunk, std::size_t index, DuplicateKeys duplicates,
+                          Positions positions) {
   SourceDocument doc;
   doc.index = index;
   doc.line = chunk.first_line;
+  const bool record = positions == Positions::kRecord;
   if (const std::size_t bad = InvalidUtf8At(chunk.text); bad != std::string_view::npos) {
     const auto line =
         chunk.first_line +
@@ -388,11 +396,13 @@ SourceDocument ParseChunk(const Chunk& chunk, std::size_t index, DuplicateKeys d
       if (!parsed.is_discarded()) {
         doc.value = std::move(parsed);
         NoteJsonDuplicates(chunk.text, chunk.first_line, chunk.first_column, duplicates, doc);
+        if (record) doc.positions[""] = {chunk.first_line, chunk.first_column + 1};
         return doc;
       }
     }
     YAML::Node node = YAML::Load(chunk.text);
-    Converter converter(chunk.first_line, chunk.first_column, duplicates, doc.duplicate_keys);
+    Converter converter(chunk.first_line, chunk.first_column, duplicates, doc.duplicate_keys,
+                        record ? &doc.positions : nullptr);
     json value = converter.Convert(node, 0, "");
     if (!value.is_null()) doc.value = std::move(value);
   } catch (const YAML::Exception& e) {
@@ -404,7 +414,11 @@ SourceDocument ParseChunk(const Chunk& chunk, std::size_t index, DuplicateKeys d
   } catch (const std::exception& e) {
     doc.error = "line " + std::to_string(chunk.first_line) + ": " + e.what();
   }
-  if (!doc.error.empty()) doc.duplicate_keys.clear();
+  if (!doc.error.empty()) {
+    doc.duplicate_keys.clear();
+    doc.positions.clear();
+  }
+  if (!doc.value) doc.positions.clear();
   return doc;
 }
 
@@ -452,7 +466,17 @@ void Emit(YAML::Emitter& out, const json& value) {
 
 }  // namespace
 
-std::vector<SourceDocument> ParseStream(std::string_view text, DuplicateKeys duplicates) {
+std::optional<Position> FindPosition(const PositionMap& positions, std::string_view pointer) {
+  std::string p(pointer);
+  while (true) {
+    if (const auto it = positions.find(p); it != positions.end()) return it->second;
+    if (p.empty()) return std::nullopt;
+    p.erase(p.rfind('/'));
+  }
+}
+
+std::vector<SourceDocument> ParseStream(std::string_view text, DuplicateKeys duplicates,
+                                        Positions positions) {
   std::vector<SourceDocument> docs;
   if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // a UTF-8 byte order mark
   if (LooksLikeJson(text) && InvalidUtf8At(text) == std::string_view::npos) {
@@ -463,6 +487,7 @@ std::vector<SourceDocument> ParseStream(std::string_view text, DuplicateKeys dup
         SourceDocument doc;
         doc.value = std::move(parsed);
         NoteJsonDuplicates(text, 1, 0, duplicates, doc);
+        if (positions == Positions::kRecord) doc.positions[""] = {1, 1};
         docs.push_back(std::move(doc));
         return docs;
       }
@@ -470,7 +495,7 @@ std::vector<SourceDocument> ParseStream(std::string_view text, DuplicateKeys dup
   }
   std::size_t index = 0;
   for (const Chunk& chunk : SplitDocuments(text))
-    docs.push_back(ParseChunk(chunk, index++, duplicates));
+    docs.push_back(ParseChunk(chunk, index++, duplicates, positions));
   return docs;
 }
 

@@ -48,6 +48,7 @@ struct Rule {
   std::string_view id;
   Severity severity;
   void (*check)(const Context&, const Rule&, Findings&);
+  RuleDoc doc = {};  // the rule's reference documentation
 
   void Report(Findings& out, std::string pointer, std::string message, std::string fix) const {
     ReportAs(severity, out, std::move(pointer), std::move(message), std::move(fix));

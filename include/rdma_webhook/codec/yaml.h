@@ -1,6 +1,7 @@
 #pragma once
 // YAML and JSON text <-> nlohmann::json. Pure: takes text, returns values; reads no files.
 #include <cstddef>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,6 +21,20 @@ struct DuplicateKey {
   std::size_t earlier_line = 0;  // 1-based line of the occurrence it overrides
 };
 
+// Where a value is written: 1-based line and column in the stream's text. For a mapping member
+// it is its key (the line a reader looks for), for a sequence item the item itself.
+struct Position {
+  std::size_t line = 0;
+  std::size_t column = 0;
+};
+
+// RFC 6901 pointer -> where the value at it is written. Sorted, so the pointers under a prefix
+// are one range.
+using PositionMap = std::map<std::string, Position>;
+
+// The position of `pointer`, or of its nearest ancestor the map holds; nullopt when none is.
+std::optional<Position> FindPosition(const PositionMap& positions, std::string_view pointer);
+
 // One document of a YAML stream.
 struct SourceDocument {
   std::size_t index = 0;                // 0-based position in the stream
@@ -29,7 +44,13 @@ struct SourceDocument {
   // In document order. A mapping copied by an alias or a merge key reports its duplicates at
   // every place it is copied to (same line and column, another pointer).
   std::vector<DuplicateKey> duplicate_keys;
+  // Only with Positions::kRecord: where each value is written ("" is the document's start). A
+  // document read as JSON has only "".
+  PositionMap positions;
 };
+
+// Whether ParseStream records each value's position (costs memory; the CLI's line numbers).
+enum class Positions { kSkip, kRecord };
 
 // What a repeated mapping key means.
 enum class DuplicateKeys {
@@ -48,7 +69,8 @@ enum class DuplicateKeys {
 // takes an index and has no value); `...` ends one, and what follows it is a document only when
 // it holds content or starts with `---`.
 std::vector<SourceDocument> ParseStream(std::string_view text,
-                                        DuplicateKeys duplicates = DuplicateKeys::kRefuse);
+                                        DuplicateKeys duplicates = DuplicateKeys::kRefuse,
+                                        Positions positions = Positions::kSkip);
 
 // Renders a value as block YAML (strings that would read back as another type are quoted).
 std::string ToYaml(const nlohmann::json& value);

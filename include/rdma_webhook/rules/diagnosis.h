@@ -48,6 +48,27 @@ struct RuleInfo {
 };
 const std::vector<RuleInfo>& RuleTable();
 
+// What a user reads about a rule (`rdma-webhook rules`, docs/rules.md). Kept in the rule table
+// beside the rule itself (rule_table.cc), so a new rule cannot come without it.
+struct RuleDoc {
+  std::string_view summary{};        // one line: what is wrong
+  std::string_view severity_note{};  // when the severity depends on a condition; "" otherwise
+  std::string_view fires{};          // when it fires (CONTRACT.md section 3)
+  std::string_view why{};            // why it breaks RDMA
+  std::string_view fix{};            // what to change
+  std::string_view example{};        // a minimal manifest (YAML) that fires this rule and no other
+  Severity example_severity = Severity::kError;  // the severity the example gets
+  std::string_view example_policy{};  // the policy the example needs; "" = the embedded default
+};
+
+struct RuleReference {
+  std::string_view id;
+  Severity severity;  // the table's; severity_note says when it differs
+  const RuleDoc* doc;
+};
+// Every rule with its documentation, in the order of RuleTable().
+const std::vector<RuleReference>& RuleReferences();
+
 // The path of one template as written (CONTRACT.md section 3).
 policy::Path TemplatePath(const workload::PodTemplate& t, const policy::Policy& policy,
                           const policy::NamespacePolicy& ns_policy, std::string_view pod_ns);

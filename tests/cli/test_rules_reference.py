@@ -1,0 +1,93 @@
+"""`rdma-webhook rules`: the rule reference (issue 10, point 4).
+
+Every rule of CONTRACT.md section 3 is listed with its documentation; docs/rules.md is
+`rules -o markdown` verbatim; each rule's example, run through `check` with its policy, fires
+exactly that rule at the severity the reference gives.
+"""
+import json
+
+import pytest
+
+from conftest import REPO, rw
+from test_rules import SEVERITY
+
+SEVERITY = {**SEVERITY, "duplicate-key": "warning", "invalid-network-annotation": "error"}
+ALL_IDS = sorted(SEVERITY)
+REGENERATE = "build/rdma-webhook rules -o markdown > docs/rules.md"
+
+
+@pytest.fixture(scope="module")
+def reference():
+    r = rw("rules", "-o", "json")
+    assert r.rc == 0, r
+    return {rule["id"]: rule for rule in json.loads(r.out)["rules"]}
+
+
+def test_every_rule_is_documented(reference):
+    assert sorted(reference) == ALL_IDS
+    for rule_id, rule in reference.items():
+        for field in ("summary", "fires", "why", "fix"):
+            assert len(rule[field]) > 10, (rule_id, field, rule)
+        allowed = SEVERITY[rule_id]
+        # A rule whose severity depends on a condition says when.
+        assert ("severityNote" in rule) == isinstance(allowed, tuple), rule
+        assert rule["severity"] == (allowed[0] if isinstance(allowed, tuple) else allowed), rule
+
+
+def test_docs_rules_md_is_generated():
+    r = rw("rules", "-o", "markdown")
+    assert r.rc == 0, r
+    doc = REPO / "docs" / "rules.md"
+    assert doc.exists() and doc.read_text() == r.out, (
+        f"docs/rules.md differs from `rdma-webhook rules -o markdown`; regenerate it with "
+        f"`{REGENERATE}`")
+
+
+@pytest.mark.parametrize("rule_id", ALL_IDS)
+def test_example_fires_exactly_its_rule(rule_id, reference, tmp_path):
+    example = reference[rule_id]["example"]
+    manifest = tmp_path / "example.yaml"
+    manifest.write_text(example["manifest"])
+    args = ["check", "-o", "json"]
+    if "policy" in example:
+        (tmp_path / "policy.yaml").write_text(example["policy"])
+        args += ["--policy", tmp_path / "policy.yaml"]
+    r = rw(*args, manifest)
+    data = r.json()
+    assert len(data["results"]) == 1, r
+    findings = data["results"][0]["findings"]
+    assert [(f["rule"], f["severity"]) for f in findings] == [(rule_id, example["severity"])], r
+    allowed = SEVERITY[rule_id]
+    assert example["severity"] in (allowed if isinstance(allowed, tuple) else (allowed,))
+    assert r.rc == (1 if example["severity"] == "error" else 0), r
+
+
+def test_text_lists_every_rule_and_one_rule_shows_its_example(reference):
+    r = rw("rules")
+    assert r.rc == 0, r
+    for rule_id in ALL_IDS:
+        assert f"\n{rule_id}  (" in "\n" + r.out, rule_id
+    r = rw("rules", "shm-too-small")
+    assert r.rc == 0, r
+    assert "example (warning):" in r.out and "kind: Pod" in r.out, r
+    assert "ipc-lock-missing" not in r.out, r
+
+
+def test_conditional_severities_are_named():
+    r = rw("rules", "hostnetwork-dns", "vf-without-network")
+    assert "hostnetwork-dns  (error / warning)" in r.out, r
+    assert "vf-without-network  (error / warning)" in r.out, r
+    assert "fabric: roce" in r.out, r
+
+
+def test_rules_help_and_top_level_listing():
+    r = rw("rules", "--help")
+    assert r.rc == 0 and "markdown" in r.out, r
+    assert "rules" in rw("--help").out
+
+
+@pytest.mark.parametrize("args", [["rules", "no-such-rule"], ["rules", "-o", "xml"]],
+                         ids=["unknown-rule", "unknown-format"])
+def test_rules_usage_errors(args):
+    r = rw(*args)
+    assert r.rc == 2 and r.err.strip() and not r.out.strip(), r
