@@ -71,7 +71,8 @@ rm -rf "$OUT/oci" "$OUT/$NAME.tar"
 mkdir -p "$OUT"
 IMAGE="$OUT/oci:$VERSION"
 
-# An empty image, unpacked to a bundle whose rootfs receives the one file; repack turns the
+# An empty image, unpacked to a bundle whose rootfs receives the one file (as non-root
+# --rootless, which repack reads back from the bundle and maps to 0:0); repack turns the
 # difference into the layer (`umoci insert` is not used: Debian's umoci 0.4.7 writes its layer
 # without the tar end-of-archive blocks, which GNU tar and Python reject; fixed upstream later).
 umoci init --layout "$OUT/oci"
@@ -80,7 +81,7 @@ umoci unpack "${rootless[@]}" --image "$IMAGE" "$WORK/bundle" >/dev/null
 strip -o "$WORK/bundle/rootfs/rdma-webhook" "$BIN" # as the Dockerfile's `strip`
 chmod 0755 "$WORK/bundle/rootfs" "$WORK/bundle/rootfs/rdma-webhook"
 touch -d "@$SOURCE_DATE_EPOCH" "$WORK/bundle/rootfs/rdma-webhook" "$WORK/bundle/rootfs"
-umoci repack "${rootless[@]}" --image "$IMAGE" \
+umoci repack --image "$IMAGE" \
   --history.created "$CREATED" --history.created_by "COPY /rdma-webhook /rdma-webhook" \
   "$WORK/bundle"
 
