@@ -1,7 +1,12 @@
 # syntax=docker/dockerfile:1
 # rdma-webhook container image.
 #
-#   docker build -t <your-registry>/rdma-webhook:0.1.0 .
+#   docker build -t <your-registry>/rdma-webhook:0.1.0 \
+#     --build-arg VERSION=0.1.0 --build-arg REVISION="$(git rev-parse HEAD)" .
+#
+# Without a container engine, `make image` (scripts/image.sh) builds the same
+# image with umoci and skopeo; tests/image/run.sh fails when its config and
+# this file's USER, EXPOSE, ENTRYPOINT, CMD and LABEL differ.
 #
 # Build stage: the same Debian 12 packages and the same CMake configuration
 # as scripts/setup.sh and the README, plus a fully static link
@@ -29,6 +34,11 @@ RUN cmake -S . -B /build -G Ninja \
 # on SIGTERM is done by the server itself (--shutdown-delay), since there is
 # no `sleep` to run in a preStop hook.
 FROM scratch
+ARG VERSION=unknown
+ARG REVISION=unknown
+LABEL org.opencontainers.image.title="rdma-webhook" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${REVISION}"
 COPY --from=build /build/rdma-webhook /rdma-webhook
 USER 65532:65532
 EXPOSE 8443 8080

@@ -15,7 +15,8 @@ packages=(g++ cmake ninja-build pkg-config git openssl curl
           libboost1.81-dev libssl-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
           libyaml-cpp-dev libcli11-dev libgtest-dev libgmock-dev)
 # prometheus: for promtool, which checks and unit-tests the chart's alerts (tests/chart)
-[ "$want_test" = 1 ] && packages+=(clang-format wrk prometheus)
+# umoci, skopeo, file, binutils: build and inspect the container image (scripts/image.sh, tests/image)
+[ "$want_test" = 1 ] && packages+=(clang-format wrk prometheus umoci skopeo file binutils)
 
 missing=()
 for p in "${packages[@]}"; do

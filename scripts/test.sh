@@ -3,7 +3,9 @@
 # warnings as errors, runs the unit tests (GoogleTest via ctest), the CLI contract suite, the
 # realworld corpus suite (labelled public manifests; one line and a pass when ../shared/realworld
 # is absent), the server integration suite, the end-to-end suite against a real kube-apiserver,
-# the chart suite, and the unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer.
+# the chart suite, the container image (built with umoci + skopeo from the static binary in
+# build-static/, then inspected and run), and the unit tests again under AddressSanitizer +
+# UndefinedBehaviorSanitizer.
 #
 #   scripts/test.sh                 # everything
 #   scripts/test.sh unit cli        # only these stages (names below)
@@ -12,7 +14,7 @@
 set -uo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$REPO"
-ALL=(format build unit cli realworld integration e2e chart sanitizers)
+ALL=(format build unit cli realworld integration e2e chart image sanitizers)
 STAGES=("$@")
 ((${#STAGES[@]})) || STAGES=("${ALL[@]}")
 export RW_BINARY="$REPO/build/rdma-webhook"
@@ -51,6 +53,7 @@ for s in "${STAGES[@]}"; do
     integration) stage integration tests/integration/run.sh ;;
     e2e) stage e2e tests/e2e/run.sh ;;
     chart) stage chart tests/chart/run.sh ;;
+    image) stage image tests/image/run.sh ;;
     sanitizers) stage sanitizers sanitizers ;;
     *) echo "unknown stage '$s' (stages: ${ALL[*]})" >&2; exit 2 ;;
   esac
