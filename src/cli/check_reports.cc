@@ -13,10 +13,8 @@ namespace {
 using nlohmann::json;
 using rules::Severity;
 
-// Where the rule reference lives (docs/rules.md is `rdma-webhook rules -o markdown`).
-constexpr const char* kInformationUri = "https://github.com/rdma-webhook/rdma-webhook";
-constexpr const char* kRulesDoc =
-    "https://github.com/rdma-webhook/rdma-webhook/blob/main/docs/rules.md";
+// No project URL is published yet, so the SARIF carries none (informationUri and helpUri are
+// optional): each rule's full help text travels in the file itself.
 
 std::string Level(Severity s) { return s == Severity::kError ? "error" : "warning"; }
 
@@ -59,7 +57,6 @@ json SarifRule(const rules::RuleReference& r) {
           {"shortDescription", {{"text", d.summary}}},
           {"fullDescription", {{"text", std::string(d.fires)}}},
           {"help", {{"text", RuleHelp(r)}, {"markdown", std::move(markdown)}}},
-          {"helpUri", std::string(kRulesDoc) + "#" + std::string(r.id)},
           {"defaultConfiguration", {{"level", Level(r.severity)}}}};
 }
 
@@ -145,7 +142,6 @@ json ToSarif(const std::vector<Checked>& results, const std::vector<InputError>&
   json driver = {{"name", "rdma-webhook"},
                  {"version", build::kVersion},
                  {"semanticVersion", build::kVersion},
-                 {"informationUri", kInformationUri},
                  {"rules", std::move(rules)}};
   return {{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
           {"version", "2.1.0"},
