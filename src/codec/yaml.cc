@@ -6,6 +6,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <map>
 #include <set>
@@ -59,6 +60,15 @@ bool IsFloat(std::string_view s) {
 }
 
 // YAML 1.1 resolution of a plain (unquoted, untagged) scalar, as kubectl's reader does.
+// A number a double holds, else the text: go-yaml (kubectl's reader) resolves a plain scalar
+// strconv.ParseFloat refuses as out of range (1e400) to a string; below the smallest double
+// (1e-400) it is 0, as in Go. std::stod would throw std::out_of_range for both.
+json FloatOrString(const std::string& s) {
+  const double v = std::strtod(s.c_str(), nullptr);
+  if (std::isinf(v)) return s;
+  return v;
+}
+
 json ResolvePlain(const std::string& s) {
   if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") return nullptr;
   static const char* const kTrue[] = {"true", "True", "TRUE", "yes", "Yes", "YES",
@@ -80,14 +90,14 @@ json ResolvePlain(const std::string& s) {
     const char* begin = s.data() + (s[0] == '+' ? 1 : 0);
     auto [ptr, ec] = std::from_chars(begin, s.data() + s.size(), v);
     if (ec == std::errc() && ptr == s.data() + s.size()) return v;
-    return std::stod(s);  // out of range for int64: a float, like kubectl
+    return FloatOrString(s);  // out of range for int64: a float, like kubectl
   }
   if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
     long long v = 0;
     auto [ptr, ec] = std::from_chars(s.data() + 2, s.data() + s.size(), v, 16);
     if (ec == std::errc() && ptr == s.data() + s.size()) return v;
   }
-  if (IsFloat(s)) return std::stod(s);
+  if (IsFloat(s)) return FloatOrString(s);
   if (s == ".inf" || s == ".Inf" || s == ".INF" || s == "+.inf") {
     return std::numeric_limits<double>::infinity();
   }

@@ -1,0 +1,37 @@
+// Numbers beyond a double in YAML (found by tests/fuzz/fuzz_yaml: std::stod threw
+// std::out_of_range out of ParseStream).
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "rdma_webhook/codec/yaml.h"
+
+namespace rw::codec {
+namespace {
+
+using nlohmann::json;
+
+TEST(YamlNumberRange, OverflowIsAStringUnderflowIsZeroLikeGoYaml) {
+  const auto docs = ParseStream("a: 1e400\nb: -1E+400\nc: 1e-400\nd: 1" + std::string(400, '0') +
+                                "\n1e400: +.inf\n");
+  ASSERT_EQ(docs.size(), 1u);
+  ASSERT_TRUE(docs[0].value) << docs[0].error;
+  const json& v = *docs[0].value;
+  EXPECT_EQ(v["a"], "1e400");
+  EXPECT_EQ(v["b"], "-1E+400");
+  EXPECT_EQ(v["c"], 0.0);
+  EXPECT_EQ(v["d"], "1" + std::string(400, '0'));
+  EXPECT_TRUE(v["1e400"].is_number_float());
+  const auto again = ParseStream(ToYaml(v));
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0].value->at("a"), "1e400");  // quoted, so it reads back as the string
+}
+
+TEST(YamlNumberRange, LargeFiniteNumbersStayNumbers) {
+  const auto docs = ParseStream("a: 1e308\nb: 99999999999999999999\n");
+  ASSERT_TRUE(docs.at(0).value);
+  EXPECT_EQ(docs[0].value->at("a"), 1e308);
+  EXPECT_TRUE(docs[0].value->at("b").is_number_float());
+}
+
+}  // namespace
+}  // namespace rw::codec
