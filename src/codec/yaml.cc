@@ -455,7 +455,13 @@ void Emit(YAML::Emitter& out, const json& value) {
       out << (value.get<bool>() ? "true" : "false");
       break;
     default:
-      out << value.dump();
+      // nlohmann writes a non-finite double as null, which would read back as another value;
+      // the reader reads .inf and -.inf (and no NaN), so write those.
+      if (value.is_number_float() && std::isinf(value.get<double>())) {
+        out << (value.get<double>() > 0 ? ".inf" : "-.inf");
+      } else {
+        out << value.dump();
+      }
       break;
   }
 }

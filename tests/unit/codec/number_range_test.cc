@@ -33,5 +33,17 @@ TEST(YamlNumberRange, LargeFiniteNumbersStayNumbers) {
   EXPECT_TRUE(docs[0].value->at("b").is_number_float());
 }
 
+// Found by tests/fuzz/fuzz_yaml: ToYaml wrote an infinity as "null" (nlohmann's dump), which
+// read back as the string "null".
+TEST(YamlNumberRange, InfinityRoundTrips) {
+  for (const char* text : {".inf", "-.INF", "+.inf"}) {
+    const auto docs = ParseStream(text);
+    ASSERT_TRUE(docs.at(0).value) << text;
+    const auto again = ParseStream(ToYaml(*docs[0].value));
+    ASSERT_TRUE(again.at(0).value) << text;
+    EXPECT_EQ(*again[0].value, *docs[0].value) << text << " -> " << ToYaml(*docs[0].value);
+  }
+}
+
 }  // namespace
 }  // namespace rw::codec
