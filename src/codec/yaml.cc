@@ -386,6 +386,18 @@ SourceDocument ParseChunk(const Chunk& chunk, std::size_t index, DuplicateKeys d
                 std::to_string(bad) + " of the document); save the file as UTF-8";
     return doc;
   }
+  // YAML allows no NUL byte (go-yaml: "control characters are not allowed"), and yaml-cpp
+  // takes leading NULs for UTF-16/UTF-32 and decodes ASCII into code points beyond Unicode,
+  // strings that are no UTF-8 (found by tests/fuzz/fuzz_yaml).
+  if (const std::size_t nul = chunk.text.find('\0'); nul != std::string_view::npos) {
+    const auto line =
+        chunk.first_line +
+        static_cast<std::size_t>(std::count(
+            chunk.text.begin(), chunk.text.begin() + static_cast<std::ptrdiff_t>(nul), '\n'));
+    doc.error = "line " + std::to_string(line) + ": NUL byte (byte offset " + std::to_string(nul) +
+                " of the document); YAML allows no control characters";
+    return doc;
+  }
   if (Blank(chunk.text)) return doc;
   try {
     if (LooksLikeJson(chunk.text)) {

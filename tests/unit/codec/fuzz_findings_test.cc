@@ -1,5 +1,6 @@
-// Numbers beyond a double in YAML (found by tests/fuzz/fuzz_yaml: std::stod threw
-// std::out_of_range out of ParseStream).
+// What tests/fuzz/fuzz_yaml found in the YAML reader and writer: numbers beyond a double
+// (std::stod threw std::out_of_range out of ParseStream), infinities written as null, and NUL
+// bytes yaml-cpp took for UTF-32 (strings that are no UTF-8).
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -43,6 +44,15 @@ TEST(YamlNumberRange, InfinityRoundTrips) {
     ASSERT_TRUE(again.at(0).value) << text;
     EXPECT_EQ(*again[0].value, *docs[0].value) << text << " -> " << ToYaml(*docs[0].value);
   }
+}
+
+TEST(YamlNul, IsAnErrorNamingTheLine) {
+  const std::string text("a: 1\n---\nb: x\n\t\0\0\0\0H<\x7f\n", 20);
+  const auto docs = ParseStream(text);
+  ASSERT_EQ(docs.size(), 2u);
+  EXPECT_TRUE(docs[0].value);
+  EXPECT_FALSE(docs[1].value);
+  EXPECT_NE(docs[1].error.find("line 4: NUL byte"), std::string::npos) << docs[1].error;
 }
 
 }  // namespace
