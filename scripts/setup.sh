@@ -15,7 +15,8 @@ packages=(g++ cmake ninja-build pkg-config git openssl curl
           libboost1.81-dev libssl-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
           libyaml-cpp-dev libcli11-dev libgtest-dev libgmock-dev)
 # prometheus: for promtool, which checks and unit-tests the chart's alerts (tests/chart)
-[ "$want_test" = 1 ] && packages+=(clang-format wrk prometheus)
+# clang-16 + libclang-rt-16-dev: libFuzzer with ASan/UBSan for the fuzz stage (tests/fuzz)
+[ "$want_test" = 1 ] && packages+=(clang-format wrk prometheus clang-16 libclang-rt-16-dev)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -3,7 +3,8 @@
 # warnings as errors, runs the unit tests (GoogleTest via ctest), the CLI contract suite, the
 # realworld corpus suite (labelled public manifests; one line and a pass when ../shared/realworld
 # is absent), the server integration suite, the end-to-end suite against a real kube-apiserver,
-# the chart suite, and the unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer.
+# the chart suite, the unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer, and
+# the libFuzzer targets for a bounded time each (tests/fuzz/run.sh; clang-16).
 #
 #   scripts/test.sh                 # everything
 #   scripts/test.sh unit cli        # only these stages (names below)
@@ -12,7 +13,7 @@
 set -uo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$REPO"
-ALL=(format build unit cli realworld integration e2e chart sanitizers)
+ALL=(format build unit cli realworld integration e2e chart sanitizers fuzz)
 STAGES=("$@")
 ((${#STAGES[@]})) || STAGES=("${ALL[@]}")
 export RW_BINARY="$REPO/build/rdma-webhook"
@@ -52,6 +53,7 @@ for s in "${STAGES[@]}"; do
     e2e) stage e2e tests/e2e/run.sh ;;
     chart) stage chart tests/chart/run.sh ;;
     sanitizers) stage sanitizers sanitizers ;;
+    fuzz) stage fuzz tests/fuzz/run.sh ;;
     *) echo "unknown stage '$s' (stages: ${ALL[*]})" >&2; exit 2 ;;
   esac
 done
