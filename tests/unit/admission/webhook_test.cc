@@ -361,8 +361,9 @@ TEST(Webhook, NumberOverflowIs400EchoingUid) {
   }
 }
 
-// Found by the fuzz targets: values beyond a number type in the object threw std::out_of_range
-// from the core, which the barrier answered 500. They are the user's values: judged, 200.
+// A quantity beyond a double in the object threw std::out_of_range from the core (std::stod,
+// the pattern the fuzz targets found in the YAML reader), which the barrier answered 500. It is
+// the user's value: judged (not a valid quantity), 200.
 TEST(Webhook, OutOfRangeValuesInTheObjectAreJudgedNot500) {
   for (const char* quantity : {"1e400", "1e-400", "-1e400"}) {
     json pod = BrokenPod("hn-deny");
