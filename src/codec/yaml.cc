@@ -453,7 +453,11 @@ void Emit(YAML::Emitter& out, const json& value) {
       // Number-like text (012, 1_000, 1:20, .5) means a number to some YAML 1.1 readers.
       const bool number_like =
           !s.empty() && std::string_view("0123456789+-.").find(s[0]) != std::string_view::npos;
-      if (!ResolvePlain(s).is_string() || number_like || s.find('\n') != std::string::npos) {
+      // A control character (a CR is a line break to YAML) is written escaped in double quotes.
+      const bool control = std::any_of(s.begin(), s.end(), [](char c) {
+        return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+      });
+      if (!ResolvePlain(s).is_string() || number_like || control) {
         out << YAML::DoubleQuoted << s;
       } else {
         out << s;

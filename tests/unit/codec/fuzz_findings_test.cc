@@ -1,6 +1,6 @@
 // What tests/fuzz/fuzz_yaml found in the YAML reader and writer: numbers beyond a double
 // (std::stod threw std::out_of_range out of ParseStream), infinities written as null, and NUL
-// bytes yaml-cpp took for UTF-32 (strings that are no UTF-8).
+// bytes yaml-cpp took for UTF-32 (strings that are no UTF-8), control characters written plain.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -43,6 +43,18 @@ TEST(YamlNumberRange, InfinityRoundTrips) {
     const auto again = ParseStream(ToYaml(*docs[0].value));
     ASSERT_TRUE(again.at(0).value) << text;
     EXPECT_EQ(*again[0].value, *docs[0].value) << text << " -> " << ToYaml(*docs[0].value);
+  }
+}
+
+// Found by tests/fuzz/fuzz_yaml: a string ending in CRs was written plain, and a CR is a line
+// break to YAML, so it read back without them.
+TEST(ToYaml, ControlCharactersAreQuotedAndRoundTrip) {
+  for (const std::string s : {"auto\r\r", "a\rb", "tab\tinside", "bell\x07", "del\x7f", "x\n"}) {
+    const json value = {{"k", s}};
+    const auto again = ParseStream(ToYaml(value));
+    ASSERT_EQ(again.size(), 1u);
+    ASSERT_TRUE(again[0].value) << again[0].error;
+    EXPECT_EQ(*again[0].value, value) << ToYaml(value);
   }
 }
 
