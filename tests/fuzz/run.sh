@@ -9,7 +9,8 @@
 #   FUZZ_NO_BUILD=1 ...                    # skip the build (several runs side by side)
 #
 # New inputs libFuzzer finds go to build-fuzz/corpus/<target>/ (kept between runs, never into the
-# repository). Summary lines: "fuzz <target>: <execs> execs in <s>s (<execs/s>/s), <cov> edges".
+# repository). Summary lines: "fuzz <target>: <execs> execs in <s>s (<execs/s>/s), <cov> edges"
+# (execs and exec/s as libFuzzer counts them, the initial corpus included; the time is wall clock).
 set -uo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 HERE="$REPO/tests/fuzz"
@@ -43,7 +44,7 @@ for t in "${TARGETS[@]}"; do
   [ -x "$bin" ] || { echo "fuzz: unknown target '$t'" >&2; failed+=("$t"); continue; }
   work="$BUILD/corpus/$t" artifacts="$BUILD/artifacts/$t"
   mkdir -p "$work" "$artifacts" "$HERE/regressions/$t"
-  log="$BUILD/fuzz-$t.log"
+  log="$BUILD/fuzz-$t.log" started=$SECONDS
   # The first directory receives new inputs; the seeds and the regressions are only read.
   ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:symbolize=1" \
     UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
@@ -55,7 +56,7 @@ for t in "${TARGETS[@]}"; do
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   secs=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)
-  echo "fuzz $t: ${execs:-?} execs in ${SECONDS_EACH}s (${secs:-?}/s), ${cov:-?} edges, rc $rc" >&2
+  echo "fuzz $t: ${execs:-?} execs in $((SECONDS - started))s (${secs:-?}/s), ${cov:-?} edges, rc $rc" >&2
   if ((rc != 0)); then
     failed+=("$t")
     grep -E '^(==[0-9]+==ERROR|SUMMARY|fuzz invariant broken|.*runtime error)' "$log" | head -5 >&2
