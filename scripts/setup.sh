@@ -16,7 +16,9 @@ packages=(g++ cmake ninja-build pkg-config git openssl curl
           libyaml-cpp-dev libcli11-dev libgtest-dev libgmock-dev)
 # prometheus: for promtool, which checks and unit-tests the chart's alerts (tests/chart)
 # umoci, skopeo, file, binutils: build and inspect the container image (scripts/image.sh, tests/image)
-[ "$want_test" = 1 ] && packages+=(clang-format wrk prometheus umoci skopeo file binutils)
+# clang-16 + libclang-rt-16-dev: libFuzzer with ASan/UBSan for the fuzz stage (tests/fuzz)
+[ "$want_test" = 1 ] && packages+=(clang-format wrk prometheus umoci skopeo file binutils
+                                   clang-16 libclang-rt-16-dev)
 
 missing=()
 for p in "${packages[@]}"; do

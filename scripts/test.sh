@@ -4,8 +4,9 @@
 # realworld corpus suite (labelled public manifests; one line and a pass when ../shared/realworld
 # is absent), the server integration suite, the end-to-end suite against a real kube-apiserver,
 # the chart suite, the container image (built with umoci + skopeo from the static binary in
-# build-static/, then inspected and run), and the unit tests again under AddressSanitizer +
-# UndefinedBehaviorSanitizer.
+# build-static/, then inspected and run), the unit tests again under AddressSanitizer +
+# UndefinedBehaviorSanitizer, and the libFuzzer targets for a bounded time each
+# (tests/fuzz/run.sh; clang-16).
 #
 #   scripts/test.sh                 # everything
 #   scripts/test.sh unit cli        # only these stages (names below)
@@ -14,7 +15,7 @@
 set -uo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$REPO"
-ALL=(format build unit cli realworld integration e2e chart image sanitizers)
+ALL=(format build unit cli realworld integration e2e chart image sanitizers fuzz)
 STAGES=("$@")
 ((${#STAGES[@]})) || STAGES=("${ALL[@]}")
 export RW_BINARY="$REPO/build/rdma-webhook"
@@ -55,6 +56,7 @@ for s in "${STAGES[@]}"; do
     chart) stage chart tests/chart/run.sh ;;
     image) stage image tests/image/run.sh ;;
     sanitizers) stage sanitizers sanitizers ;;
+    fuzz) stage fuzz tests/fuzz/run.sh ;;
     *) echo "unknown stage '$s' (stages: ${ALL[*]})" >&2; exit 2 ;;
   esac
 done

@@ -1,6 +1,9 @@
 #include "rdma_webhook/admission/review.h"
 
 #include <array>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
 
 #include "rdma_webhook/codec/yaml.h"
 
@@ -21,6 +24,61 @@ std::string OptionalString(const json& parent, const char* key, std::string_view
   return it->get<std::string>();
 }
 
+struct Envelope {
+  std::string uid, api_version;
+};
+
+// The uid and apiVersion of a review whose text nlohmann refused only for a number out of a
+// double's range: every such number is read as 0 and the text parsed again, without throwing.
+// Empty fields when it is still no review.
+Envelope ReadEnvelope(std::string_view body) {
+  std::string text;
+  text.reserve(body.size());
+  bool in_string = false;
+  for (std::size_t i = 0; i < body.size();) {
+    const char c = body[i];
+    if (in_string) {
+      text += c;
+      if (c == '\\' && i + 1 < body.size()) text += body[++i];
+      if (c == '"') in_string = false;
+      ++i;
+    } else if (c == '"') {
+      in_string = true;
+      text += c;
+      ++i;
+    } else if (c == '-' || (c >= '0' && c <= '9')) {
+      std::size_t end = i + 1;
+      while (end < body.size() && body[end] != '\0' &&
+             std::strchr("0123456789.eE+-", body[end]) != nullptr) {
+        ++end;
+      }
+      const std::string number(body.substr(i, end - i));
+      const double value = std::strtod(number.c_str(), nullptr);
+      text += std::isfinite(value) ? number : std::string("0");
+      i = end;
+    } else {
+      text += c;
+      ++i;
+    }
+  }
+  Envelope out;
+  const json review = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!review.is_object()) return out;
+  auto api = review.find("apiVersion");
+  if (api == review.end() || !api->is_string() ||
+      (*api != kApiVersionV1 && *api != kApiVersionV1beta1) ||
+      review.value("kind", json()) != "AdmissionReview") {
+    return out;
+  }
+  auto req = review.find("request");
+  if (req == review.end() || !req->is_object()) return out;
+  auto uid = req->find("uid");
+  if (uid == req->end() || !uid->is_string()) return out;
+  out.uid = uid->get<std::string>();
+  out.api_version = api->get<std::string>();
+  return out;
+}
+
 }  // namespace
 
 Request DecodeReview(std::string_view body) {
@@ -34,6 +92,16 @@ Request DecodeReview(std::string_view body) {
     review = json::parse(body);
   } catch (const json::parse_error& e) {
     throw DecodeError(std::string("malformed JSON: ") + e.what());
+  } catch (const json::out_of_range& e) {
+    // A number beyond a double (1e400, or an integer of 400 digits) is valid JSON syntax that no
+    // decoder of the API server's can hold: Go's encoding/json answers "cannot unmarshal number
+    // 1e400 into Go value of type float64", so no object the API server stored carries one. The
+    // body is malformed input (400), not a fault of ours (500). The envelope itself may still
+    // be readable, as controller-runtime reads it (the object stays raw bytes there): echo its
+    // uid when it is.
+    const Envelope envelope = ReadEnvelope(body);
+    throw DecodeError(std::string("malformed JSON: ") + e.what(), envelope.uid,
+                      envelope.api_version);
   }
   if (!review.is_object()) throw DecodeError("not an AdmissionReview: body is not a JSON object");
   auto api = review.find("apiVersion");

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <map>
 #include <set>
@@ -59,6 +60,15 @@ bool IsFloat(std::string_view s) {
 }
 
 // YAML 1.1 resolution of a plain (unquoted, untagged) scalar, as kubectl's reader does.
+// A number a double holds, else the text: go-yaml (kubectl's reader) resolves a plain scalar
+// strconv.ParseFloat refuses as out of range (1e400) to a string; below the smallest double
+// (1e-400) it is 0, as in Go. std::stod would throw std::out_of_range for both.
+json FloatOrString(const std::string& s) {
+  const double v = std::strtod(s.c_str(), nullptr);
+  if (std::isinf(v)) return s;
+  return v;
+}
+
 json ResolvePlain(const std::string& s) {
   if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") return nullptr;
   static const char* const kTrue[] = {"true", "True", "TRUE", "yes", "Yes", "YES",
@@ -80,14 +90,14 @@ json ResolvePlain(const std::string& s) {
     const char* begin = s.data() + (s[0] == '+' ? 1 : 0);
     auto [ptr, ec] = std::from_chars(begin, s.data() + s.size(), v);
     if (ec == std::errc() && ptr == s.data() + s.size()) return v;
-    return std::stod(s);  // out of range for int64: a float, like kubectl
+    return FloatOrString(s);  // out of range for int64: a float, like kubectl
   }
   if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
     long long v = 0;
     auto [ptr, ec] = std::from_chars(s.data() + 2, s.data() + s.size(), v, 16);
     if (ec == std::errc() && ptr == s.data() + s.size()) return v;
   }
-  if (IsFloat(s)) return std::stod(s);
+  if (IsFloat(s)) return FloatOrString(s);
   if (s == ".inf" || s == ".Inf" || s == ".INF" || s == "+.inf") {
     return std::numeric_limits<double>::infinity();
   }
@@ -384,6 +394,18 @@ SourceDocument ParseChunk(const Chunk& chunk, std::size_t index, DuplicateKeys d
                 std::to_string(bad) + " of the document); save the file as UTF-8";
     return doc;
   }
+  // YAML allows no NUL byte (go-yaml: "control characters are not allowed"), and yaml-cpp
+  // takes leading NULs for UTF-16/UTF-32 and decodes ASCII into code points beyond Unicode,
+  // strings that are no UTF-8 (found by tests/fuzz/fuzz_yaml).
+  if (const std::size_t nul = chunk.text.find('\0'); nul != std::string_view::npos) {
+    const auto line =
+        chunk.first_line +
+        static_cast<std::size_t>(std::count(
+            chunk.text.begin(), chunk.text.begin() + static_cast<std::ptrdiff_t>(nul), '\n'));
+    doc.error = "line " + std::to_string(line) + ": NUL byte (byte offset " + std::to_string(nul) +
+                " of the document); YAML allows no control characters";
+    return doc;
+  }
   if (Blank(chunk.text)) return doc;
   try {
     if (LooksLikeJson(chunk.text)) {
@@ -445,7 +467,11 @@ void Emit(YAML::Emitter& out, const json& value) {
       // Number-like text (012, 1_000, 1:20, .5) means a number to some YAML 1.1 readers.
       const bool number_like =
           !s.empty() && std::string_view("0123456789+-.").find(s[0]) != std::string_view::npos;
-      if (!ResolvePlain(s).is_string() || number_like || s.find('\n') != std::string::npos) {
+      // A control character (a CR is a line break to YAML) is written escaped in double quotes.
+      const bool control = std::any_of(s.begin(), s.end(), [](char c) {
+        return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+      });
+      if (!ResolvePlain(s).is_string() || number_like || control) {
         out << YAML::DoubleQuoted << s;
       } else {
         out << s;
@@ -459,7 +485,13 @@ void Emit(YAML::Emitter& out, const json& value) {
       out << (value.get<bool>() ? "true" : "false");
       break;
     default:
-      out << value.dump();
+      // nlohmann writes a non-finite double as null, which would read back as another value;
+      // the reader reads .inf and -.inf (and no NaN), so write those.
+      if (value.is_number_float() && std::isinf(value.get<double>())) {
+        out << (value.get<double>() > 0 ? ".inf" : "-.inf");
+      } else {
+        out << value.dump();
+      }
       break;
   }
 }

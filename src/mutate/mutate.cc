@@ -197,8 +197,13 @@ Mutation Mutate(const json& object, const policy::Policy& policy, std::string_vi
     }
     // No self-denial: a conflict left for validation leaves the whole workload as written, so
     // that /validate denies it for what the user wrote, never for a field the webhook wrote.
+    // So does an annotation the plan must edit but Multus cannot read (it is left as written):
+    // attaching nothing while setting NCCL_SOCKET_IFNAME and claiming VFs for the policy's
+    // interface would add ifname-not-attached to the user's invalid-network-annotation.
     const bool conflict = std::any_of(planned.begin(), planned.end(), [&](const auto& p) {
-      return p.plan.applies && rules::ReportsConflict(p.plan, ns);
+      const bool edits_annotation = !p.plan.attach.empty() || !p.plan.renames.empty();
+      return p.plan.applies &&
+             (rules::ReportsConflict(p.plan, ns) || (edits_annotation && !p.nets.errors.empty()));
     });
     // A GPU template that already chose another path (or a plugin) keeps it, and so does the
     // rest of its workload: moving its siblings onto the mode's path would split one job over

@@ -1,5 +1,7 @@
 #include "rdma_webhook/nccl/grammar.h"
 
+#include <charconv>
+
 namespace rw::nccl {
 namespace {
 
@@ -86,7 +88,15 @@ HcaList HcaList::Parse(std::string_view value) {
             "port '" + std::string(port) + "' of '" + std::string(item) + "' is not a number";
         continue;
       }
-      parsed.port = std::stoi(std::string(port));
+      int number = 0;
+      const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), number);
+      if (ec != std::errc() || end != port.data() + port.size()) {
+        // std::stoi threw std::out_of_range here, which reached the webhook's barrier (500).
+        list.error =
+            "port '" + std::string(port) + "' of '" + std::string(item) + "' is out of range";
+        continue;
+      }
+      parsed.port = number;
     }
     if (parsed.hca.empty()) {
       list.error = "empty HCA name in '" + std::string(item) + "'";

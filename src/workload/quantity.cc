@@ -1,6 +1,7 @@
 #include "quantity.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <string>
 #include <utility>
 
@@ -53,7 +54,9 @@ std::optional<long long> ParseQuantityCount(std::string_view text) {
     for (; j < exp.size(); ++j)
       if (exp[j] < '0' || exp[j] > '9') return std::nullopt;
   }
-  const double value = std::stod(std::string(number)) * scale;
+  // strtod, not std::stod: 1e400 and 1e-400 must not throw std::out_of_range (a 500 at the
+  // webhook); an infinite value is refused below, an underflow reads as 0.
+  const double value = std::strtod(std::string(number).c_str(), nullptr) * scale;
   if (!std::isfinite(value) || value > 9.0e15 || value < -9.0e15) return std::nullopt;
   return static_cast<long long>(std::ceil(value));
 }

@@ -61,6 +61,26 @@ def test_review_without_object_is_400_echoing_uid(server):
     server.assert_serves()
 
 
+@pytest.mark.parametrize("endpoint", ["/mutate", "/validate"])
+@pytest.mark.parametrize("number", ["1e400", "-1E+400", "1" + "0" * 400],
+                         ids=["exponent", "negative", "digits"])
+def test_number_beyond_a_double_is_400_echoing_uid(server, endpoint, number):
+    """issue 11: such a review was answered 500 "internal error" with an empty uid. Go's
+    decoder refuses the number too, so it is malformed input: 400, and the uid is echoed."""
+    p = pod("rdma-host-a")
+    p["spec"]["priority"] = 0
+    body = json.dumps(review(p, uid="big-number")).replace('"priority": 0', f'"priority": {number}')
+    assert number in body
+    got, _, data = server.request("POST", endpoint, body)
+    assert got == 400, data[:300]
+    answer = json.loads(data)
+    assert answer["response"]["uid"] == "big-number"
+    assert answer["response"]["allowed"] is False
+    assert answer["response"]["status"]["code"] == 400
+    assert "internal error" not in data.decode()
+    server.assert_serves()
+
+
 @pytest.mark.parametrize("obj", ["a string", 42, [1, 2]], ids=["string", "number", "array"])
 def test_object_of_the_wrong_type_is_400(server, obj):
     r = review(pod("rdma-host-a"))

@@ -71,7 +71,31 @@ INSTANTIATE_TEST_SUITE_P(
             "DryRunNotBoolean",
             Review({{"uid", "u7"}, {"operation", "CREATE"}, {"dryRun", "yes"}, {"object", kPod}}),
             "u7"},
-        DecodeFailure{"HostileNesting", "{\"a\":" + Nested(100000) + "}", ""}),
+        DecodeFailure{"HostileNesting", "{\"a\":" + Nested(100000) + "}", ""},
+        // Numbers no double holds: valid syntax Go's decoder refuses, so malformed input; the
+        // envelope is still read for its uid and version, wherever the number stands.
+        DecodeFailure{"NumberOverflowInObject",
+                      R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",)"
+                      R"("request":{"uid":"big","operation":"CREATE","object":{"n":1e400}}})",
+                      "big"},
+        DecodeFailure{"NumberOverflowBeforeUid",
+                      R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",)"
+                      R"("request":{"object":{"n":-1E+400},"uid":"first","operation":"CREATE"}})",
+                      "first"},
+        DecodeFailure{"IntegerOverflow",
+                      R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",)"
+                      R"("request":{"uid":"digits","operation":"CREATE","object":{"n":1)" +
+                          std::string(400, '0') + "}}}",
+                      "digits"},
+        DecodeFailure{"NumberOverflowInAStringLookalike",
+                      R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",)"
+                      R"("request":{"uid":"s\"1e400","operation":"CREATE","object":{"n":1e999}}})",
+                      "s\"1e400"},
+        DecodeFailure{"NumberOverflowOutsideAReview", R"({"n":1e400})", ""},
+        DecodeFailure{"NumberOverflowAndBrokenAfter",
+                      R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",)"
+                      R"("request":{"uid":"x","object":{"n":1e400},)",
+                      ""}),
     [](const auto& row) { return row.param.name; });
 
 TEST(DecodeReview, ReadsV1) {
@@ -115,6 +139,26 @@ TEST(DecodeReview, NestingAtTheLimitIsAccepted) {
   json pod = kPod;
   pod["spec"]["deep"] = deep;
   EXPECT_NO_THROW(DecodeReview(Review({{"uid", "n"}, {"operation", "CREATE"}, {"object", pod}})));
+}
+
+TEST(DecodeReview, NumberOverflowIsMalformedJsonKeepingTheVersion) {
+  try {
+    DecodeReview(R"({"apiVersion":"admission.k8s.io/v1beta1","kind":"AdmissionReview",)"
+                 R"("request":{"uid":"b","operation":"CREATE","object":{"n":1e400}}})");
+    FAIL() << "decoded";
+  } catch (const DecodeError& e) {
+    EXPECT_EQ(e.api_version(), kApiVersionV1beta1);
+    EXPECT_NE(std::string(e.what()).find("malformed JSON"), std::string::npos) << e.what();
+  }
+}
+
+TEST(DecodeReview, LargeButFiniteNumbersAreRead) {
+  const Request r =
+      DecodeReview(R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",)"
+                   R"("request":{"uid":"f","operation":"CREATE","object":{"a":1e308,"b":-1e-400,)"
+                   R"("c":18446744073709551616}}})");
+  EXPECT_EQ(r.uid, "f");
+  EXPECT_EQ(r.object["a"].get<double>(), 1e308);
 }
 
 TEST(EncodeReview, PatchTypeOnlyWithPatch) {

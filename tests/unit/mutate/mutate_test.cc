@@ -171,6 +171,28 @@ TEST(MutateSriov, OverrideRenamesAttachedInterface) {
             "a, sriov-rdma-net@eth1");
 }
 
+// Found by tests/fuzz/fuzz_mutate (no self-denial): an annotation Multus cannot read is left
+// as written, so nothing else may be written either: NCCL_SOCKET_IFNAME and VF claims for the
+// policy's interface would add ifname-not-attached to the user's invalid-network-annotation.
+TEST(MutateSriov, UnreadableAnnotationLeavesTheWholeWorkload) {
+  for (const char* ns : {"sriov", "override"}) {
+    // eth0 is the pod's own interface (Multus refuses it); `a,Net2` and a cut JSON list cannot be
+    // read.
+    for (const char* value : {"sriov-rdma-net@eth0", "a,Net2", "[{\"name\":"}) {
+      const auto m = CheckedMutate(Yaml(
+          Pod(ns, "",
+              "  annotations:\n    k8s.v1.cni.cncf.io/networks: '" + std::string(value) + "'\n")));
+      EXPECT_EQ(m.patch, json::array()) << ns << " " << value;
+      const auto before =
+          rules::Diagnose(Yaml(Pod(ns, "",
+                                   "  annotations:\n    k8s.v1.cni.cncf.io/networks: '" +
+                                       std::string(value) + "'\n")),
+                          TestPolicy(), "default");
+      EXPECT_FALSE(before.findings.empty()) << ns << " " << value;
+    }
+  }
+}
+
 std::string NetworksAfter(const std::string& ns, const std::string& value) {
   const auto m = CheckedMutate(
       Yaml(Pod(ns, "", "  annotations:\n    k8s.v1.cni.cncf.io/networks: '" + value + "'\n")));

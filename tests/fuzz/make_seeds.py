@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora under tests/fuzz/corpus/<target>/ from the repository's own test data
+(tests/golden, tests/unit/nccl, deploy/examples, deploy/policies). Run it again when those change;
+the output is committed so the fuzz stage needs no Python. Files are named by content hash."""
+import glob
+import hashlib
+import json
+import os
+import re
+import shutil
+
+import yaml
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+
+
+def rel(*parts):
+    return os.path.join(REPO, *parts)
+
+
+def files(*patterns):
+    out = []
+    for p in patterns:
+        out += sorted(glob.glob(rel(p), recursive=True))
+    return out
+
+
+def write(target, data):
+    if isinstance(data, str):
+        data = data.encode()
+    d = os.path.join(HERE, "corpus", target)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, hashlib.sha1(data).hexdigest()[:16]), "wb") as f:
+        f.write(data)
+
+
+def objects():
+    for path in files("tests/golden/kinds/*.yaml", "tests/golden/paths/*.yaml",
+                      "tests/golden/inputs/*.yaml", "tests/golden/broken/*.yaml",
+                      "deploy/examples/*.yaml"):
+        try:
+            docs = list(yaml.safe_load_all(open(path)))
+        except yaml.YAMLError:
+            continue
+        for d in docs:
+            if isinstance(d, dict):
+                yield d
+            elif isinstance(d, list):
+                yield from (x for x in d if isinstance(x, dict))
+
+
+def review(request, version="admission.k8s.io/v1"):
+    return json.dumps({"apiVersion": version, "kind": "AdmissionReview", "request": request},
+                      separators=(",", ":"))
+
+
+def main():
+    shutil.rmtree(os.path.join(HERE, "corpus"), ignore_errors=True)
+    namespaces = ["hn", "sriov", "sriov-override", "shared", "tcp", "default", "opt-out"]
+    objs = list(objects())
+    for i, o in enumerate(objs):
+        ns = namespaces[i % len(namespaces)]
+        text = json.dumps(o, separators=(",", ":"))
+        write("mutate", text)
+        write("webhook", review({"uid": f"uid-{i}", "operation": "CREATE", "namespace": ns,
+                                 "object": o}))
+        if i % 3 == 0:
+            write("webhook", review({"uid": f"upd-{i}", "operation": "UPDATE", "namespace": ns,
+                                     "object": o, "oldObject": o}, "admission.k8s.io/v1beta1"))
+    write("webhook", review({"uid": "del", "operation": "DELETE", "namespace": "hn",
+                             "oldObject": objs[0]}))
+    for path in files("deploy/examples/*.json", "tests/golden/broken/*.json"):
+        write("webhook", open(path, "rb").read())
+    # issue 11: a number no double holds, inside a review that is otherwise well formed.
+    write("webhook", review({"uid": "big", "operation": "CREATE", "namespace": "hn",
+                             "object": {"kind": "Pod", "spec": {"n": 0}}}).replace('"n":0',
+                                                                                  '"n":1e400'))
+    write("webhook", "{nope")
+
+    for path in files("tests/golden/**/*.yaml", "tests/golden/**/*.json",
+                      "deploy/examples/*", "deploy/policies/*.yaml"):
+        write("yaml", open(path, "rb").read())
+    for path in files("tests/golden/policies/*.yaml", "deploy/policies/*.yaml"):
+        write("policy", open(path, "rb").read())
+    src = open(rel("src/policy/default_policy.cc")).read()
+    m = re.search(r'R"\((.*?)\)"', src, re.S)
+    if m:
+        write("policy", m.group(1))
+
+    vectors = json.load(open(rel("tests/unit/nccl/multus_vectors.json")))
+    for v in vectors:
+        write("nccl", v["input"])
+    # Values the grammar tests use (tests/unit/nccl/grammar_test.cc).
+    for v in ["eth", "=eth1", "^eth,ib", "^=eth0", "0", "1", "-1", "08", "0x1", "true", "PHB",
+              "SYS", "phb", "mlx5_0:1,mlx5_1:1", "^=mlx5_2", "mlx5_0:x",
+              "net-a, ns2/net-b@eth1,net-c", "net1 @eth1, ns2/ net2\r, /net3, net4@",
+              "mpirun\0-x\0NCCL_IB_HCA=mlx5\0python\0train.py",
+              "bash\0-c\0export NCCL_SOCKET_IFNAME=eth0 && python train.py"]:
+        write("nccl", v)
+
+
+if __name__ == "__main__":
+    main()
