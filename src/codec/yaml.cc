@@ -449,6 +449,9 @@ void Emit(YAML::Emitter& out, const json& value) {
     case json::value_t::object:
       out << YAML::BeginMap;
       for (auto it = value.begin(); it != value.end(); ++it) {
+        // YAML caps an implicit key at 1024 characters as written (escapes included); a long
+        // key is written explicitly (`? key`), which has no limit.
+        if (it.key().size() > 128) out << YAML::LongKey;
         out << YAML::Key;
         Emit(out, json(it.key()));
         out << YAML::Value;

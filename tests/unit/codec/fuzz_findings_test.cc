@@ -67,5 +67,19 @@ TEST(YamlNul, IsAnErrorNamingTheLine) {
   EXPECT_NE(docs[1].error.find("line 4: NUL byte"), std::string::npos) << docs[1].error;
 }
 
+// Found by tests/fuzz/fuzz_yaml: a key over 1024 characters (as written, escapes included)
+// was written as an implicit key, which YAML readers refuse ("illegal map value").
+TEST(YamlLongKeys, WrittenExplicitlySoTheyReadBack) {
+  std::string tabs;
+  for (int i = 0; i < 700; ++i) tabs += "x\t";
+  for (const std::string& key : {std::string(2000, 'k'), tabs, std::string(129, 'a')}) {
+    const json value = {{key, "v"}, {"short", json{{key, 1}}}};
+    const auto again = ParseStream(ToYaml(value));
+    ASSERT_EQ(again.size(), 1u);
+    ASSERT_TRUE(again[0].value) << again[0].error;
+    EXPECT_EQ(*again[0].value, value);
+  }
+}
+
 }  // namespace
 }  // namespace rw::codec
