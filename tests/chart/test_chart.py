@@ -1039,7 +1039,10 @@ def dockerfile_shape():
             "libgtest-dev cmake ninja-build g++").split()
     setup = os.path.join(REPO, "scripts", "setup.sh")
     if os.path.exists(setup):
-        found = re.findall(r"\b(lib[\w.+-]+-dev|cmake|ninja-build|g\+\+)\b", open(setup).read())
+        # The build packages only (`packages=(...)`); the test extras (clang for the fuzz stage,
+        # promtool, umoci) are no part of the image's build stage.
+        build_list = re.search(r"^packages=\((.*?)\)", open(setup).read(), re.M | re.S).group(1)
+        found = re.findall(r"\b(lib[\w.+-]+-dev|cmake|ninja-build|g\+\+)\b", build_list)
         pkgs += [p for p in found if p not in pkgs and "gtest" not in p and "benchmark" not in p]
     for p in pkgs:
         assert re.search(r"(^|\s)" + re.escape(p) + r"(\s|$)", text), f"Dockerfile does not install {p}"
