@@ -41,6 +41,10 @@ struct Context {
   bool IsRdmaNetwork(std::string_view name) const;
 };
 
+// A network that carries RDMA VFs: one of the policy's rdmaNetworks or the namespace's rails.
+bool IsRdmaNetwork(const policy::Policy& policy, const policy::NamespacePolicy& ns,
+                   std::string_view name);
+
 using Findings = std::vector<Finding>;
 
 // One function per rule id; the table in rule_table.cc binds ids, severities and functions.

@@ -106,9 +106,9 @@ void NoneEvidence(const workload::Workload& w, const Context& ctx, std::vector<s
     return;
   }
   const bool dra = std::any_of(w.templates.begin(), w.templates.end(), [](const auto& t) {
-    return t.pod_resource_claims ||
+    return t.HasResourceClaims() ||
            std::any_of(t.containers.begin(), t.containers.end(),
-                       [](const workload::Container& c) { return c.dra_claims; });
+                       [](const workload::Container& c) { return c.HasDraClaims(); });
   });
   std::string gpus;
   for (const auto& g : ctx.policy.gpu_resources) gpus += (gpus.empty() ? "" : ", ") + g;
@@ -177,12 +177,17 @@ std::size_t Diagnosis::Count(Severity s) const {
                                                 [s](const Finding& f) { return f.severity == s; }));
 }
 
-bool Context::IsRdmaNetwork(std::string_view name) const {
+bool IsRdmaNetwork(const policy::Policy& policy, const policy::NamespacePolicy& ns,
+                   std::string_view name) {
   if (std::find(policy.rdma_networks.begin(), policy.rdma_networks.end(), name) !=
       policy.rdma_networks.end())
     return true;
   return std::any_of(ns.sriov.networks.begin(), ns.sriov.networks.end(),
                      [&](const policy::SriovNetwork& n) { return n.network == name; });
+}
+
+bool Context::IsRdmaNetwork(std::string_view name) const {
+  return rules::IsRdmaNetwork(policy, ns, name);
 }
 
 bool DisablesIb(const workload::Container& c) {
@@ -209,12 +214,7 @@ Path TemplatePath(const workload::PodTemplate& t, const policy::Policy& policy,
   if (t.TotalClaimWhere([&](const std::string& r) { return policy.IsVfResource(r); }) > 0)
     return Path::kSriov;
   for (const auto& a : nets.all) {
-    const bool rdma =
-        std::find(policy.rdma_networks.begin(), policy.rdma_networks.end(), a.name) !=
-            policy.rdma_networks.end() ||
-        std::any_of(ns.sriov.networks.begin(), ns.sriov.networks.end(),
-                    [&](const policy::SriovNetwork& n) { return n.network == a.name; });
-    if (rdma) return Path::kSriov;
+    if (IsRdmaNetwork(policy, ns, a.name)) return Path::kSriov;
   }
   if (t.TotalClaimWhere([&](const std::string& r) { return policy.IsSharedResource(r); }) > 0)
     return Path::kShared;

@@ -170,7 +170,7 @@ DeviceGrant FindDeviceGrant(const Container& c, const PodTemplate& t, const poli
   if (platform_nics) return {"the platform's RDMA NICs", true};
   const int injection = InjectionAnnotation(t);
   if (injection == 2) return {"a device-injection annotation", true};
-  if (c.dra_claims || t.pod_resource_claims) return {"a DRA claim", false};
+  if (c.HasDraClaims() || t.HasResourceClaims()) return {"a DRA claim", false};
   if (injection == 1) return {"a device-injection annotation", false};
   return {};
 }
@@ -199,7 +199,7 @@ std::string HostNetworkRdmaSign(const PodTemplate& t, const policy::Policy& poli
     const std::string who = "container '" + c.name + "' ";
     if (c.HasCapability("IPC_LOCK")) return who + "adds IPC_LOCK";
     if (FindInfinibandMount(c, t).mounted) return who + "mounts /dev/infiniband";
-    if (c.dra_claims) return who + "has a DRA claim";
+    if (c.HasDraClaims()) return who + "has a DRA claim";
     for (const auto& v : c.env) {
       if ((StartsWith(v.name, "NCCL_IB_") && v.name != "NCCL_IB_DISABLE") ||
           v.name == "NCCL_SOCKET_IFNAME")
@@ -208,7 +208,7 @@ std::string HostNetworkRdmaSign(const PodTemplate& t, const policy::Policy& poli
         return who + "sets NCCL_NET=IB";
     }
   }
-  if (t.pod_resource_claims) return "the pod has DRA resource claims";
+  if (t.HasResourceClaims()) return "the pod has DRA resource claims";
   if (InjectionAnnotation(t) > 0) return "a device-injection annotation";
   return {};
 }

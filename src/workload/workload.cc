@@ -164,7 +164,6 @@ Container ReadContainer(const json& c, const std::string& pointer, std::size_t i
     out.limits = ReadQuantities(rr.Object("limits"), rr.Child("limits"));
     out.requests = ReadQuantities(rr.Object("requests"), rr.Child("requests"));
     if (const json* claims = rr.Array("claims")) {
-      out.dra_claims = !claims->empty();
       for (const auto& claim : *claims)
         if (claim.is_object() && claim.contains("name") && claim["name"].is_string())
           out.dra_claim_names.push_back(claim["name"].get<std::string>());
@@ -257,7 +256,6 @@ PodTemplate ReadTemplate(const json& t, const std::string& pointer, const policy
     }
   }
   if (const json* claims = sr.Array("resourceClaims")) {
-    out.pod_resource_claims = !claims->empty();
     for (const auto& claim : *claims) {
       if (!claim.is_object()) continue;
       PodTemplate::ResourceClaim rc;

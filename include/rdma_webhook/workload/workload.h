@@ -49,9 +49,10 @@ struct Container {
   std::string name;
   std::string image;
   bool gpu = false;
-  bool dra_claims = false;  // resources.claims names a DRA claim (devices come from a driver)
   std::vector<std::string> dra_claim_names;  // the pod-level claims resources.claims names
-  bool has_env = false;                      // `env` present (maybe empty)
+  // A DRA claim names devices that come from a driver, not from a device plugin.
+  bool HasDraClaims() const { return !dra_claim_names.empty(); }
+  bool has_env = false;  // `env` present (maybe empty)
   std::vector<EnvVar> env;
   std::vector<std::string> env_from_prefixes;  // one entry per envFrom source ("" = no prefix)
   std::map<std::string, long long> limits;
@@ -100,13 +101,13 @@ struct PodTemplate {
   std::map<std::string, nlohmann::json> volumes;  // name -> volume source
   std::vector<Container> containers;              // regular containers (not init containers)
   std::vector<std::string> init_images;           // images of init containers (plugin signs)
-  bool pod_resource_claims = false;               // spec.resourceClaims is not empty (DRA)
   // One entry of spec.resourceClaims: its name and the template or claim it comes from.
   struct ResourceClaim {
     std::string name;
     std::string source;  // resourceClaimTemplateName or resourceClaimName
   };
-  std::vector<ResourceClaim> resource_claims;
+  std::vector<ResourceClaim> resource_claims;  // spec.resourceClaims (DRA)
+  bool HasResourceClaims() const { return !resource_claims.empty(); }
 
   bool HasGpu() const;
   long long TotalClaim(std::string_view resource) const;
