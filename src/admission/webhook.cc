@@ -25,13 +25,28 @@ json AnnotationsThatMatter(const json& object, const std::string& template_point
   return annotations;
 }
 
-std::vector<std::string> TemplatePointers(const json& object, const policy::Policy& policy,
-                                          std::string_view ns) {
+std::vector<std::string> TemplatePointers(const workload::Workload& w) {
   std::vector<std::string> pointers;
-  for (const auto& t : workload::Workload::Read(object, policy, ns).templates) {
-    pointers.push_back(t.pointer);
-  }
+  for (const auto& t : w.templates) pointers.push_back(t.pointer);
   return pointers;
+}
+
+// PodTemplateChanged for a new object the caller has already read.
+bool TemplatesChanged(const json& old_object, const json& new_object, const workload::Workload& now,
+                      const policy::Policy& policy, std::string_view ns) {
+  std::vector<std::string> before;
+  try {
+    before = TemplatePointers(workload::Workload::Read(old_object, policy, ns));
+  } catch (const workload::ManifestError&) {
+    return true;  // the old object was unreadable; judge the new one on its own
+  }
+  const auto pointers = TemplatePointers(now);
+  if (pointers != before) return true;
+  for (const auto& p : pointers) {
+    if (At(old_object, p + "/spec") != At(new_object, p + "/spec")) return true;
+    if (AnnotationsThatMatter(old_object, p) != AnnotationsThatMatter(new_object, p)) return true;
+  }
+  return false;
 }
 
 // A pod created by a controller (Job, ReplicaSet, ...) came from a template judged at submit.
@@ -126,19 +141,8 @@ std::string ShortWarning(const rules::Finding& finding) {
 
 bool PodTemplateChanged(const json& old_object, const json& new_object,
                         const policy::Policy& policy, std::string_view ns) {
-  const auto now = TemplatePointers(new_object, policy, ns);
-  std::vector<std::string> before;
-  try {
-    before = TemplatePointers(old_object, policy, ns);
-  } catch (const workload::ManifestError&) {
-    return true;  // the old object was unreadable; judge the new one on its own
-  }
-  if (now != before) return true;
-  for (const auto& p : now) {
-    if (At(old_object, p + "/spec") != At(new_object, p + "/spec")) return true;
-    if (AnnotationsThatMatter(old_object, p) != AnnotationsThatMatter(new_object, p)) return true;
-  }
-  return false;
+  return TemplatesChanged(old_object, new_object, workload::Workload::Read(new_object, policy, ns),
+                          policy, ns);
 }
 
 Decision Decide(Endpoint endpoint, const Request& request, const policy::Policy& policy) {
@@ -149,21 +153,23 @@ Decision Decide(Endpoint endpoint, const Request& request, const policy::Policy&
   if (!request.sub_resource.empty()) return d;
   const std::string ns = request.ns.empty() ? std::string("default") : request.ns;
   try {
+    // The object is read once; every step below works on this view.
+    const auto w = workload::Workload::Read(request.object, policy, ns);
     // Finalizer, label, status and scale updates pass: their templates are what was judged.
     if (request.operation == "UPDATE" &&
-        !PodTemplateChanged(request.old_object, request.object, policy, ns)) {
+        !TemplatesChanged(request.old_object, request.object, w, policy, ns)) {
       return d;
     }
     if (endpoint == Endpoint::kMutate) {
-      mutate::Mutation m = mutate::Mutate(request.object, policy, ns);
+      mutate::Mutation m = mutate::Mutate(w, request.object, policy);
       if (!m.patch.empty()) d.response.patch = m.patch.dump();
       for (const auto& f : m.overrides) AddWarning(d.response.warnings, f);
-      d.findings = m.overrides;
-      d.path = std::string(policy::ToString(rules::Diagnose(m.result, policy, ns).path));
+      d.findings = std::move(m.overrides);
+      d.path = std::string(policy::ToString(m.path));
       d.response.audit_annotations["path"] = d.path;
       return d;
     }
-    rules::Diagnosis diag = rules::Diagnose(request.object, policy, ns);
+    rules::Diagnosis diag = rules::Diagnose(w, policy);
     d.path = std::string(policy::ToString(diag.path));
     d.response.audit_annotations["path"] = d.path;
     if (diag.skipped || diag.enforcement == policy::Validation::kOff) return d;

@@ -89,6 +89,7 @@ struct PlannedTemplate {
   const workload::PodTemplate* t = nullptr;
   rules::TemplateNetworks nets;
   rules::TemplatePlan plan;
+  policy::Path path;  // as written
 };
 
 void MutateTemplate(const PlannedTemplate& planned, const policy::NamespacePolicy& ns,
@@ -178,23 +179,34 @@ void MutateTemplate(const PlannedTemplate& planned, const policy::NamespacePolic
 }  // namespace
 
 Mutation Mutate(const json& object, const policy::Policy& policy, std::string_view default_ns) {
-  const auto w = workload::Workload::Read(object, policy, default_ns);
+  return Mutate(workload::Workload::Read(object, policy, default_ns), object, policy);
+}
+
+Mutation Mutate(const workload::Workload& w, const json& object, const policy::Policy& policy) {
   const auto& ns = policy.ForNamespace(w.ns);
   Mutation m;
+  std::vector<PlannedTemplate> planned;
+  for (const auto& t : w.templates) {
+    PlannedTemplate p{&t, rules::ReadNetworks(t, ns, w.ns), {}, policy::Path::kNone};
+    p.path = rules::TemplatePath(t, policy, ns, p.nets);
+    planned.push_back(std::move(p));
+  }
+  const auto workload_path = [&](bool mutated) {
+    std::vector<policy::Path> paths;
+    for (const auto& p : planned)
+      paths.push_back(mutated && p.plan.applies ? rules::ModePath(ns.mode) : p.path);
+    return rules::WorkloadPath(paths);
+  };
   if (rules::OptedOut(w, ns)) {
     m.skipped = true;
     m.result = object;
+    m.path = workload_path(false);
     return m;
   }
   PatchBuilder patch(object);
+  bool mutated = false;
   if (ns.mode != Mode::kOff) {
-    std::vector<PlannedTemplate> planned;
-    for (const auto& t : w.templates) {
-      PlannedTemplate p{&t, rules::ReadNetworks(t, ns, w.ns), {}};
-      p.plan = rules::PlanTemplate(t, policy, ns, w.ns, p.nets,
-                                   rules::TemplatePath(t, policy, ns, p.nets));
-      planned.push_back(std::move(p));
-    }
+    for (auto& p : planned) p.plan = rules::PlanTemplate(*p.t, policy, ns, w.ns, p.nets, p.path);
     // No self-denial: a conflict left for validation leaves the whole workload as written, so
     // that /validate denies it for what the user wrote, never for a field the webhook wrote.
     // So does an annotation the plan must edit but Multus cannot read (it is left as written):
@@ -211,9 +223,11 @@ Mutation Mutate(const json& object, const policy::Policy& policy, std::string_vi
     const bool other_path = std::any_of(planned.begin(), planned.end(), [](const auto& p) {
       return p.t->HasGpu() && !p.plan.applies;
     });
-    if (!conflict && !other_path)
+    mutated = !conflict && !other_path;
+    if (mutated)
       for (const auto& p : planned) MutateTemplate(p, ns, w.ns, patch, m.overrides);
   }
+  m.path = workload_path(mutated);
   m.patch = std::move(patch.operations());
   m.result = patch.TakeDocument();
   return m;

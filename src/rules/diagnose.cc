@@ -121,25 +121,6 @@ void NoneEvidence(const workload::Workload& w, const Context& ctx, std::vector<s
     out.push_back("no GPU container (none requests " + gpus + "): not judged");
 }
 
-void ResolveWorkloadPath(Context& ctx) {
-  std::set<Path> seen;
-  bool unknown = false;
-  for (const auto& f : ctx.templates) {
-    if (f.path == Path::kNone) continue;
-    if (f.path == Path::kUnknown) {
-      unknown = true;
-      continue;
-    }
-    seen.insert(f.path);
-  }
-  if (seen.size() > 1)
-    ctx.path = Path::kMixed;
-  else if (seen.size() == 1)
-    ctx.path = *seen.begin();
-  else
-    ctx.path = unknown ? Path::kUnknown : Path::kNone;
-}
-
 // Where two rules describe one fact, the more specific wins: policy-conflict yields to any
 // other error on the same field (gid-index-mismatch, hostnetwork-dns, invalid-nccl-value).
 void DropShadowedConflicts(Findings& findings) {
@@ -154,6 +135,22 @@ void DropShadowedConflicts(Findings& findings) {
 }
 
 }  // namespace
+
+Path WorkloadPath(const std::vector<Path>& template_paths) {
+  std::set<Path> seen;
+  bool unknown = false;
+  for (const Path p : template_paths) {
+    if (p == Path::kNone) continue;
+    if (p == Path::kUnknown) {
+      unknown = true;
+      continue;
+    }
+    seen.insert(p);
+  }
+  if (seen.size() > 1) return Path::kMixed;
+  if (seen.size() == 1) return *seen.begin();
+  return unknown ? Path::kUnknown : Path::kNone;
+}
 
 void ApplyRuleLevels(std::vector<Finding>& findings, const policy::NamespacePolicy& ns) {
   if (ns.rules.empty()) return;
@@ -295,7 +292,9 @@ Diagnosis Diagnose(const workload::Workload& w, const policy::Policy& policy) {
     if (l.assignment.name.rfind("NCCL_", 0) == 0)
       d.evidence.push_back("launcher " + l.assignment.origin + " " + l.assignment.name + "=" +
                            l.assignment.value);
-  ResolveWorkloadPath(ctx);
+  std::vector<Path> paths;
+  for (const auto& f : ctx.templates) paths.push_back(f.path);
+  ctx.path = WorkloadPath(paths);
   d.path = ctx.path;
   if (d.path == Path::kNone) NoneEvidence(w, ctx, d.evidence);
   if (OptedOut(w, ns)) {

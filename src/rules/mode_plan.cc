@@ -19,22 +19,6 @@ bool IsInteger(std::string_view s) {
          std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-policy::Path ModePath(Mode m) {
-  switch (m) {
-    case Mode::kHostNetwork:
-      return policy::Path::kHostNetwork;
-    case Mode::kSriov:
-      return policy::Path::kSriov;
-    case Mode::kShared:
-      return policy::Path::kShared;
-    case Mode::kTcp:
-      return policy::Path::kTcp;
-    case Mode::kOff:
-      break;
-  }
-  return policy::Path::kNone;
-}
-
 std::string AnnotationPointer(const workload::PodTemplate& t, std::string_view key) {
   return t.MetadataPointer() + "/annotations/" + EscapePointerToken(key);
 }
@@ -176,6 +160,22 @@ bool SameEnvValue(std::string_view name, std::string_view value, std::string_vie
   if (IsInteger(value) && IsInteger(wanted))
     return std::stoll(std::string(value)) == std::stoll(std::string(wanted));
   return value == wanted;
+}
+
+policy::Path ModePath(Mode m) {
+  switch (m) {
+    case Mode::kHostNetwork:
+      return policy::Path::kHostNetwork;
+    case Mode::kSriov:
+      return policy::Path::kSriov;
+    case Mode::kShared:
+      return policy::Path::kShared;
+    case Mode::kTcp:
+      return policy::Path::kTcp;
+    case Mode::kOff:
+      break;
+  }
+  return policy::Path::kNone;
 }
 
 bool ReportsConflict(const TemplatePlan& plan, const policy::NamespacePolicy& ns) {

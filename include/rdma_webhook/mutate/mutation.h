@@ -8,6 +8,7 @@
 
 #include "rdma_webhook/policy/policy.h"
 #include "rdma_webhook/rules/diagnosis.h"
+#include "rdma_webhook/workload/workload.h"
 
 namespace rw::mutate {
 
@@ -16,10 +17,16 @@ struct Mutation {
   nlohmann::json result;                           // the original with the patch applied
   std::vector<rules::Finding> overrides;  // user values replaced under onConflict: override
   bool skipped = false;                   // opted out
+  // The access path of `result`, decided with the plan (what Diagnose(result).path would say),
+  // so that the webhook need not read the mutated object again.
+  policy::Path path = policy::Path::kNone;
 };
 
 // Throws workload::ManifestError when the object has wrong types.
 Mutation Mutate(const nlohmann::json& object, const policy::Policy& policy,
                 std::string_view default_ns);
+// The same for a workload the caller has already read from `object`.
+Mutation Mutate(const workload::Workload& w, const nlohmann::json& object,
+                const policy::Policy& policy);
 
 }  // namespace rw::mutate

@@ -73,6 +73,10 @@ const std::vector<RuleReference>& RuleReferences();
 policy::Path TemplatePath(const workload::PodTemplate& t, const policy::Policy& policy,
                           const policy::NamespacePolicy& ns_policy, std::string_view pod_ns);
 
+// The path of a workload from the paths of its templates: the one path they share, `mixed`
+// when they differ, `unknown` when none is known but one cannot be read, else `none`.
+policy::Path WorkloadPath(const std::vector<policy::Path>& template_paths);
+
 // Throws workload::ManifestError when the object has wrong types.
 Diagnosis Diagnose(const workload::Workload& w, const policy::Policy& policy);
 Diagnosis Diagnose(const nlohmann::json& object, const policy::Policy& policy,
