@@ -145,7 +145,7 @@ bool PodTemplateChanged(const json& old_object, const json& new_object,
                           policy, ns);
 }
 
-Decision Decide(Endpoint endpoint, const Request& request, const policy::Policy& policy) {
+Decision Decide(Endpoint endpoint, Request request, const policy::Policy& policy) {
   Decision d = Pass(request, policy);
   // DELETE and CONNECT carry nothing to judge; subresources (status, scale) never touch a
   // template.
@@ -161,7 +161,7 @@ Decision Decide(Endpoint endpoint, const Request& request, const policy::Policy&
       return d;
     }
     if (endpoint == Endpoint::kMutate) {
-      mutate::Mutation m = mutate::Mutate(w, request.object, policy);
+      mutate::Mutation m = mutate::Mutate(w, std::move(request.object), policy);
       if (!m.patch.empty()) d.response.patch = m.patch.dump();
       for (const auto& f : m.overrides) AddWarning(d.response.warnings, f);
       d.findings = std::move(m.overrides);
@@ -237,8 +237,9 @@ Outcome Webhook::Handle(Endpoint endpoint, std::string_view body,
           out.name = generate.get<std::string>();
       }
     }
-    out.decision = decide_(endpoint, request, policy);
-    out.decision.response.uid = request.uid;
+    const std::string uid = request.uid;
+    out.decision = decide_(endpoint, std::move(request), policy);
+    out.decision.response.uid = uid;
     out.body = EncodeReview(api_version, out.decision.response);
     out.allowed = out.decision.response.allowed;
     out.decided = true;

@@ -182,7 +182,7 @@ Mutation Mutate(const json& object, const policy::Policy& policy, std::string_vi
   return Mutate(workload::Workload::Read(object, policy, default_ns), object, policy);
 }
 
-Mutation Mutate(const workload::Workload& w, const json& object, const policy::Policy& policy) {
+Mutation Mutate(const workload::Workload& w, json object, const policy::Policy& policy) {
   const auto& ns = policy.ForNamespace(w.ns);
   Mutation m;
   std::vector<PlannedTemplate> planned;
@@ -199,11 +199,11 @@ Mutation Mutate(const workload::Workload& w, const json& object, const policy::P
   };
   if (rules::OptedOut(w, ns)) {
     m.skipped = true;
-    m.result = object;
+    m.result = std::move(object);
     m.path = workload_path(false);
     return m;
   }
-  PatchBuilder patch(object);
+  PatchBuilder patch(std::move(object));
   bool mutated = false;
   if (ns.mode != Mode::kOff) {
     for (auto& p : planned) p.plan = rules::PlanTemplate(*p.t, policy, ns, w.ns, p.nets, p.path);

@@ -34,8 +34,9 @@ struct Decision {
 };
 
 // The decision for one request. Pure. Throws whatever the core throws except
-// workload::ManifestError, which becomes an answer.
-Decision Decide(Endpoint endpoint, const Request& request, const policy::Policy& policy);
+// workload::ManifestError, which becomes an answer. Takes the request by value: the mutator
+// patches its object in place instead of copying it.
+Decision Decide(Endpoint endpoint, Request request, const policy::Policy& policy);
 
 // True when a pod template of `new_object` differs from the one at the same place in
 // `old_object`: its spec, or its annotations other than kRestartedAtAnnotation, or the set of
@@ -60,7 +61,7 @@ struct Outcome {
 
 class Webhook {
  public:
-  using DecideFunction = std::function<Decision(Endpoint, const Request&, const policy::Policy&)>;
+  using DecideFunction = std::function<Decision(Endpoint, Request, const policy::Policy&)>;
 
   Webhook();
   // Tests inject a decision that throws to exercise the barrier.

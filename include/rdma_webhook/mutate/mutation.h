@@ -25,8 +25,9 @@ struct Mutation {
 // Throws workload::ManifestError when the object has wrong types.
 Mutation Mutate(const nlohmann::json& object, const policy::Policy& policy,
                 std::string_view default_ns);
-// The same for a workload the caller has already read from `object`.
-Mutation Mutate(const workload::Workload& w, const nlohmann::json& object,
-                const policy::Policy& policy);
+// The same for a workload the caller has already read from `object`. The object is taken by
+// value and patched in place into `result`: a caller that no longer needs it moves it in, and
+// no copy is made. `w` is read only through its views, never through `w.object`.
+Mutation Mutate(const workload::Workload& w, nlohmann::json object, const policy::Policy& policy);
 
 }  // namespace rw::mutate
