@@ -214,3 +214,67 @@ INSTANTIATE_TEST_SUITE_P(Rfc4648, Base64Vectors,
 
 }  // namespace
 }  // namespace rw::admission
+
+namespace rw::admission {
+namespace {
+
+// What EncodeReview wrote when nlohmann serialized the whole answer: the hand-written encoder
+// must produce the same bytes.
+std::string ReferenceEncoding(std::string_view api_version, const Response& response) {
+  using nlohmann::json;
+  json out = json::object();
+  out["uid"] = response.uid;
+  out["allowed"] = response.allowed;
+  if (response.patch) {
+    out["patchType"] = "JSONPatch";
+    out["patch"] = Base64(*response.patch);
+  }
+  if (!response.audit_annotations.empty()) out["auditAnnotations"] = response.audit_annotations;
+  if (!response.warnings.empty()) out["warnings"] = response.warnings;
+  if (response.status.code != 0) {
+    json status = {{"metadata", json::object()},
+                   {"status", response.allowed ? "Success" : "Failure"},
+                   {"code", response.status.code}};
+    if (!response.status.reason.empty()) status["reason"] = response.status.reason;
+    if (!response.status.message.empty()) status["message"] = response.status.message;
+    out["status"] = std::move(status);
+  }
+  json review = {
+      {"apiVersion", api_version == kApiVersionV1beta1 ? kApiVersionV1beta1 : kApiVersionV1},
+      {"kind", "AdmissionReview"},
+      {"response", std::move(out)}};
+  return review.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+TEST(EncodeReview, SameBytesAsSerializingTheWholeAnswer) {
+  const std::vector<std::string> texts = {"",
+                                          "plain",
+                                          "quote \" and \\ backslash",
+                                          "tab\tnew\nline\x01",
+                                          "caf\xc3\xa9 \xe2\x80\xa6",
+                                          "bad \xff byte",
+                                          "\x7f delete"};
+  int cases = 0;
+  for (const auto& text : texts) {
+    for (const bool allowed : {true, false}) {
+      Response r;
+      r.uid = "uid-" + text;
+      r.allowed = allowed;
+      if (allowed) r.patch = "[{\"op\":\"add\",\"path\":\"/x\",\"value\":\"" + text + "\"}]";
+      r.audit_annotations = {{"path", "sriov"}, {"policy-hash", text}};
+      r.warnings = {text, "rule: fix"};
+      if (!allowed) r.status = {403, text.empty() ? "" : "Forbidden", text};
+      for (const auto version : {kApiVersionV1, kApiVersionV1beta1}) {
+        EXPECT_EQ(EncodeReview(version, r), ReferenceEncoding(version, r)) << "text: " << text;
+        ++cases;
+      }
+    }
+  }
+  Response bare;
+  bare.uid = "u";
+  EXPECT_EQ(EncodeReview("junk", bare), ReferenceEncoding("junk", bare));
+  EXPECT_EQ(cases, 28);
+}
+
+}  // namespace
+}  // namespace rw::admission
