@@ -1,0 +1,258 @@
+// One TLS connection on the webhook port, in the shape of Beast's async-ssl server: a deadline
+// before every handshake, read and write, a fresh parser per request with an explicit limit,
+// error codes rather than exceptions on the I/O path. What a request is answered is the front's.
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string_view>
+#include <utility>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+
+#include "http_answer.h"
+#include "rdma_webhook/server/log.h"
+#include "sessions.h"
+
+namespace rw::server {
+namespace {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace ssl = net::ssl;
+using tcp = net::ip::tcp;
+using Clock = std::chrono::steady_clock;
+using log::Level;
+
+constexpr auto kTuple = net::as_tuple(net::use_awaitable);
+// API servers send a handful of short headers; 16 KiB leaves room for proxies' additions.
+constexpr std::uint32_t kHeaderLimit = 16 * 1024;
+// After a 413 the client may still be sending. Closing with unread bytes makes the kernel send
+// RST, which can destroy the answer before the client reads it, so read (and drop) a bounded
+// amount for a bounded time first.
+constexpr std::size_t kDiscardLimit = 8 * 1024 * 1024;
+constexpr auto kDiscardTime = std::chrono::seconds(1);
+constexpr int kBadRequest = 400;
+
+const boost::system::error_category& HttpCategory() {
+  return make_error_code(http::error::end_of_stream).category();
+}
+
+class TlsSession : public std::enable_shared_from_this<TlsSession> {
+ public:
+  TlsSession(tcp::socket socket, std::shared_ptr<ssl::context> tls, Connections::Slot slot,
+             const SessionContext& context)
+      : tls_(std::move(tls)),
+        stream_(std::move(socket), *tls_),
+        slot_(std::move(slot)),
+        context_(context) {}
+
+  net::awaitable<void> Run();
+  // On the session's strand: the drain closes a connection that waits for a request, never one
+  // in the middle of one.
+  void CloseIfIdle() {
+    if (idle_) beast::get_lowest_layer(stream_).cancel();
+  }
+  auto executor() { return stream_.get_executor(); }
+  Connections::Slot& slot() { return slot_; }
+
+ private:
+  beast::tcp_stream& transport() { return beast::get_lowest_layer(stream_); }
+  net::awaitable<bool> Detect();
+  net::awaitable<bool> ServeRequest();
+  net::awaitable<bool> Write(Answer answer, unsigned version, bool keep_alive);
+  net::awaitable<void> Discard();
+
+  std::shared_ptr<ssl::context> tls_;  // the context in force at accept; outlives the stream
+  beast::ssl_stream<beast::tcp_stream> stream_;
+  Connections::Slot slot_;
+  const SessionContext& context_;
+  beast::flat_buffer buffer_;
+  bool idle_ = false;  // waiting for the first byte of a request; only touched on the strand
+};
+
+// Reads the first bytes: true for a TLS client hello. A plain-HTTP client is told what it did
+// wrong, in the words of Go's server.
+net::awaitable<bool> TlsSession::Detect() {
+  transport().expires_after(context_.options.handshake_timeout);
+  auto [detect_ec, is_tls] = co_await beast::async_detect_ssl(transport(), buffer_, kTuple);
+  if (detect_ec) co_return false;
+  if (!is_tls) {
+    static constexpr std::string_view kPlainHttp =
+        "HTTP/1.0 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\n"
+        "Connection: close\r\n\r\nClient sent an HTTP request to an HTTPS server.\n";
+    transport().expires_after(context_.options.write_timeout);
+    co_await net::async_write(transport().socket(), net::buffer(kPlainHttp), kTuple);
+    boost::system::error_code ignored;
+    transport().socket().shutdown(tcp::socket::shutdown_send, ignored);
+    co_return false;
+  }
+  co_return true;
+}
+
+net::awaitable<void> TlsSession::Run() {
+  try {
+    if (!co_await Detect()) co_return;
+    auto [handshake_ec, used] =
+        co_await stream_.async_handshake(ssl::stream_base::server, buffer_.data(), kTuple);
+    if (handshake_ec) {
+      log::Event(Level::kDebug, "TLS handshake failed", {{"error", handshake_ec.message()}});
+      co_return;
+    }
+    buffer_.consume(used);
+    bool first = true;
+    for (;;) {
+      if (buffer_.size() == 0) {
+        // Idle between requests: the drain may close the connection here, never mid-request.
+        idle_ = true;
+        if (context_.connections.draining()) break;
+        transport().expires_after(first ? context_.options.header_timeout
+                                        : context_.options.idle_timeout);
+        auto [read_ec, n] = co_await stream_.async_read_some(buffer_.prepare(4096), kTuple);
+        idle_ = false;
+        if (read_ec) break;
+        buffer_.commit(n);
+      }
+      first = false;
+      if (!co_await ServeRequest()) break;
+    }
+    transport().expires_after(kTlsShutdownTime);
+    co_await stream_.async_shutdown(kTuple);
+  } catch (const std::exception& e) {
+    log::Event(Level::kError, "connection failed", {{"error", e.what()}});
+  }
+  boost::system::error_code ignored;
+  transport().socket().close(ignored);
+}
+
+// Serves one request from the buffer and the stream; false when the connection must end.
+net::awaitable<bool> TlsSession::ServeRequest() {
+  const Front& front = context_.front;
+  Metrics& metrics = context_.metrics;
+  const std::size_t max_body = context_.options.max_body_bytes;
+  http::request_parser<http::string_body> parser;
+  parser.header_limit(kHeaderLimit);
+  // No limit while reading the head: Beast would refuse an over-limit Content-Length as a
+  // header error, before the path and method are known. The front checks the declared length
+  // and the limit is set for the body read.
+  parser.body_limit(boost::none);
+  transport().expires_after(context_.options.header_timeout);
+  auto [header_ec, header_n] = co_await http::async_read_header(stream_, buffer_, parser, kTuple);
+  if (header_ec) {
+    // A client that went away or ran out of time gets nothing; one that sent bytes that are
+    // not HTTP is told so.
+    if (header_ec == http::error::end_of_stream || header_ec == beast::error::timeout ||
+        header_ec == net::error::operation_aborted || header_ec == net::error::eof ||
+        header_ec == net::ssl::error::stream_truncated || header_ec.category() != HttpCategory()) {
+      co_return false;
+    }
+    metrics.CountRequest("other", kBadRequest, 0);
+    co_await Write(Refusal(kBadRequest, "malformed HTTP request: " + header_ec.message(), true), 11,
+                   false);
+    co_return false;
+  }
+  const auto start = Clock::now();
+  metrics.AddInflight(1);
+  struct InflightGuard {
+    Metrics& metrics;
+    ~InflightGuard() { metrics.AddInflight(-1); }
+  } inflight{metrics};
+
+  const auto& request = parser.get();
+  const std::string_view endpoint = EndpointLabel(RouteOf(request.target()));
+  auto finish = [&](const Answer& a) {
+    metrics.CountRequest(endpoint, a.status,
+                         std::chrono::duration<double>(Clock::now() - start).count());
+  };
+  if (!parser.is_done()) {
+    std::optional<Answer> early = front.Screen(RequestOf(parser));
+    const bool expects_continue = beast::iequals(request[http::field::expect], "100-continue");
+    const bool over_limit = parser.content_length() && *parser.content_length() > max_body;
+    if (early && (over_limit || expects_continue)) {
+      // Answer before the body: the client has not sent it (100-continue) or must not.
+      early->close = true;
+      finish(*early);
+      co_await Write(std::move(*early), request.version(), false);
+      co_await Discard();
+      co_return false;
+    }
+    if (expects_continue) {
+      http::response<http::empty_body> go_on{http::status::continue_, request.version()};
+      transport().expires_after(context_.options.write_timeout);
+      auto [continue_ec, continue_n] = co_await http::async_write(stream_, go_on, kTuple);
+      if (continue_ec) co_return false;
+    }
+    parser.body_limit(static_cast<std::uint64_t>(max_body));
+    transport().expires_after(context_.options.body_timeout);
+    auto [body_ec, body_n] = co_await http::async_read(stream_, buffer_, parser, kTuple);
+    if (body_ec == http::error::body_limit) {
+      Answer a = BodyOverLimit(max_body);
+      finish(a);
+      co_await Write(std::move(a), request.version(), false);
+      co_await Discard();
+      co_return false;
+    }
+    if (body_ec) {
+      // Timed out (a Content-Length larger than what came) or gone: nobody to answer.
+      if (body_ec.category() != HttpCategory() || body_ec == http::error::end_of_stream ||
+          body_ec == http::error::partial_message) {
+        co_return false;
+      }
+      Answer a = Refusal(kBadRequest, "malformed HTTP body: " + body_ec.message(), true);
+      finish(a);
+      co_await Write(std::move(a), request.version(), false);
+      co_return false;
+    }
+  }
+  Answer answer = front.Respond(RequestOf(parser));
+  const unsigned version = request.version();
+  const bool keep_alive = request.keep_alive();
+  finish(answer);
+  co_return co_await Write(std::move(answer), version, keep_alive);
+}
+
+// Writes one answer; true when the connection may carry another request.
+net::awaitable<bool> TlsSession::Write(Answer answer, unsigned version, bool keep_alive) {
+  const bool keep = keep_alive && !answer.close && !context_.connections.draining();
+  auto response = ResponseFor(std::move(answer), version, keep);
+  transport().expires_after(context_.options.write_timeout);
+  auto [ec, n] = co_await http::async_write(stream_, response, kTuple);
+  co_return !ec && keep;
+}
+
+net::awaitable<void> TlsSession::Discard() {
+  transport().expires_after(kDiscardTime);
+  std::array<char, 16384> sink;
+  for (std::size_t total = 0; total < kDiscardLimit;) {
+    auto [ec, n] = co_await stream_.async_read_some(net::buffer(sink), kTuple);
+    if (ec) break;
+    total += n;
+  }
+}
+
+}  // namespace
+
+void StartTlsSession(tcp::socket socket, std::shared_ptr<ssl::context> tls, Connections::Slot slot,
+                     const SessionContext& context) {
+  auto session =
+      std::make_shared<TlsSession>(std::move(socket), std::move(tls), std::move(slot), context);
+  // The drain reaches the session only while it lives, and only on its strand.
+  session->slot().OnDrain([weak = std::weak_ptr<TlsSession>(session)] {
+    if (auto s = weak.lock()) net::post(s->executor(), [s] { s->CloseIfIdle(); });
+  });
+  auto executor = session->executor();
+  net::co_spawn(
+      executor, [session]() { return session->Run(); }, net::detached);
+}
+
+}  // namespace rw::server
