@@ -46,6 +46,10 @@ void AddServeCommand(CLI::App& root, std::function<int()>& run) {
   cmd->add_option("--max-body-bytes", options->max_body_bytes, "largest request body accepted")
       ->check(CLI::Range(std::size_t{1024}, std::size_t{64} << 20))
       ->capture_default_str();
+  cmd->add_option("--max-connections", options->max_connections,
+                  "open TLS connections at most; more are closed at accept and counted")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20))
+      ->capture_default_str();
   cmd->add_option("--log-format", options->log_format, "log format")
       ->check(CLI::IsMember({"json", "text"}))
       ->capture_default_str();

@@ -104,6 +104,16 @@ void Metrics::AddInflight(int delta) {
   inflight_ += delta;
 }
 
+void Metrics::SetOpenConnections(std::size_t open) {
+  std::lock_guard lock(mu_);
+  open_connections_ = open;
+}
+
+void Metrics::CountRefusedConnection() {
+  std::lock_guard lock(mu_);
+  ++refused_connections_;
+}
+
 void Metrics::SetCertificateExpiry(std::int64_t not_after_unix_seconds) {
   std::lock_guard lock(mu_);
   certificate_not_after_ = not_after_unix_seconds;
@@ -131,6 +141,15 @@ std::string Metrics::Render() const {
       "# HELP rdma_webhook_inflight_requests Requests being handled.\n# TYPE "
       "rdma_webhook_inflight_requests gauge\nrdma_webhook_inflight_requests " +
       std::to_string(inflight_) + '\n';
+  out +=
+      "# HELP rdma_webhook_open_connections TLS connections open.\n# TYPE "
+      "rdma_webhook_open_connections gauge\nrdma_webhook_open_connections " +
+      std::to_string(open_connections_) + '\n';
+  out +=
+      "# HELP rdma_webhook_connections_refused_total TLS connections closed at accept because "
+      "--max-connections were open.\n# TYPE rdma_webhook_connections_refused_total counter\n"
+      "rdma_webhook_connections_refused_total " +
+      std::to_string(refused_connections_) + '\n';
   Family(out, "rdma_webhook_reloads_total", "counter", "Reloads of watched files.", reloads_);
   if (certificate_not_after_) {
     out +=

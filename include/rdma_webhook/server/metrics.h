@@ -2,6 +2,7 @@
 // The Prometheus metrics of CONTRACT.md section 4, rendered in the text exposition format.
 // Thread-safe; counting is a short critical section, small next to a review.
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -25,6 +26,10 @@ class Metrics {
   void CountFinding(std::string_view rule, std::string_view severity);
   void CountReload(std::string_view what, bool ok);
   void AddInflight(int delta);
+  // TLS connections: how many are open now, and how many were closed at accept because
+  // --max-connections were open (a flood, or a client leaking connections).
+  void SetOpenConnections(std::size_t open);
+  void CountRefusedConnection();
   // The serving certificate's notAfter, Unix seconds: set at startup and on every successful
   // TLS reload. Until set, rdma_webhook_certificate_expiry_timestamp_seconds is not rendered
   // (absent, not 0, so an expiry alert cannot fire on a process that has no certificate yet).
@@ -39,6 +44,8 @@ class Metrics {
   std::uint64_t duration_count_ = 0;
   double duration_sum_ = 0;
   long long inflight_ = 0;
+  std::size_t open_connections_ = 0;
+  std::uint64_t refused_connections_ = 0;
   std::optional<std::int64_t> certificate_not_after_;
 };
 

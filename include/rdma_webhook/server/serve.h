@@ -18,6 +18,10 @@ struct ServeOptions {
   // An UPDATE review carries two objects of up to 3 MiB each (etcd's default request limit)
   // plus the review around them.
   std::size_t max_body_bytes = 7340032;
+  // Open TLS connections at most; more are closed at accept and counted, so a flood of idle or
+  // slow connections cannot take every descriptor. The API servers of a cluster keep far fewer
+  // (one per concurrent review each). Lowered at start when RLIMIT_NOFILE cannot hold it.
+  std::size_t max_connections = 1024;
   std::string log_format = "json", log_level = "info";
   std::chrono::milliseconds shutdown_delay{5000};
 

@@ -1,0 +1,157 @@
+#include "rdma_webhook/server/front.h"
+
+#include <cctype>
+#include <string>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "admission_log.h"
+
+namespace rw::server {
+namespace {
+
+// HTTP status codes the front answers with, named as RFC 9110 names them.
+constexpr int kOk = 200;
+constexpr int kNotFound = 404;
+constexpr int kMethodNotAllowed = 405;
+constexpr int kPayloadTooLarge = 413;
+constexpr int kUnsupportedMediaType = 415;
+constexpr int kServiceUnavailable = 503;
+
+Answer Text(int status, std::string body) {
+  Answer a;
+  a.status = status;
+  a.content_type = "text/plain; charset=utf-8";
+  a.body = std::move(body);
+  return a;
+}
+
+Answer WrongMethod(std::string_view message, std::string allow) {
+  Answer a = Refusal(kMethodNotAllowed, message);
+  a.allow = std::move(allow);
+  return a;
+}
+
+bool EqualsIgnoringCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(a[i])) !=
+        std::tolower(static_cast<unsigned char>(b[i]))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// application/json with any parameters (charset=utf-8), case-insensitive.
+bool IsJson(std::string_view content_type) {
+  std::string_view media = content_type.substr(0, content_type.find(';'));
+  while (!media.empty() && media.back() == ' ') media.remove_suffix(1);
+  while (!media.empty() && media.front() == ' ') media.remove_prefix(1);
+  return EqualsIgnoringCase(media, "application/json");
+}
+
+bool IsRead(std::string_view method) { return method == "GET" || method == "HEAD"; }
+
+std::string_view PathOf(std::string_view target) { return target.substr(0, target.find('?')); }
+
+}  // namespace
+
+Route RouteOf(std::string_view target) {
+  const std::string_view path = PathOf(target);
+  if (path == "/mutate") return Route::kMutate;
+  if (path == "/validate") return Route::kValidate;
+  if (path == "/healthz") return Route::kHealthz;
+  return Route::kUnknown;
+}
+
+std::string_view EndpointLabel(Route route) {
+  switch (route) {
+    case Route::kMutate:
+      return "mutate";
+    case Route::kValidate:
+      return "validate";
+    case Route::kHealthz:
+      return "healthz";
+    case Route::kUnknown:
+      break;
+  }
+  return "other";
+}
+
+Answer Refusal(int status, std::string_view message, bool close) {
+  Answer a;
+  a.status = status;
+  // replace: a message quoting the client's bytes must still be valid JSON.
+  a.body = nlohmann::json{{"error", message}}.dump(-1, ' ', false,
+                                                   nlohmann::json::error_handler_t::replace);
+  a.close = close;
+  return a;
+}
+
+Answer BodyOverLimit(std::size_t max_body_bytes) {
+  return Refusal(kPayloadTooLarge,
+                 "body is over the limit of " + std::to_string(max_body_bytes) + " bytes", true);
+}
+
+Front::Front(std::size_t max_body_bytes, std::shared_ptr<const policy::Policy> policy,
+             Metrics& metrics, admission::Webhook webhook)
+    : max_body_bytes_(max_body_bytes),
+      policy_(std::move(policy)),
+      metrics_(metrics),
+      webhook_(std::move(webhook)) {}
+
+std::optional<Answer> Front::Screen(const Request& head) const {
+  const Route route = RouteOf(head.target);
+  const bool admission = route == Route::kMutate || route == Route::kValidate;
+  if (route == Route::kUnknown) {
+    return Refusal(kNotFound, "unknown path; use /mutate, /validate or /healthz");
+  }
+  if (admission && head.method != "POST") return WrongMethod("use POST", "POST");
+  if (route == Route::kHealthz && !IsRead(head.method)) return WrongMethod("use GET", "GET, HEAD");
+  if (admission && head.content_length && *head.content_length > max_body_bytes_) {
+    return Refusal(kPayloadTooLarge,
+                   "body of " + std::to_string(*head.content_length) +
+                       " bytes is over the limit of " + std::to_string(max_body_bytes_),
+                   true);
+  }
+  if (admission && !IsJson(head.content_type)) {
+    return Refusal(kUnsupportedMediaType, "content type must be application/json");
+  }
+  return std::nullopt;
+}
+
+Answer Front::Respond(const Request& request) const {
+  if (auto refusal = Screen(request)) return std::move(*refusal);
+  const Route route = RouteOf(request.target);
+  if (route == Route::kHealthz) return Text(kOk, "ok\n");
+  const auto endpoint =
+      route == Route::kMutate ? admission::Endpoint::kMutate : admission::Endpoint::kValidate;
+  const auto policy = policy_.load();
+  admission::Outcome outcome = webhook_.Handle(endpoint, request.body, *policy);
+  RecordAdmission(endpoint, outcome, metrics_);
+  Answer answer;
+  answer.status = outcome.http_status;
+  answer.body = std::move(outcome.body);
+  return answer;
+}
+
+Answer Front::Probe(const Request& request) const {
+  const std::string_view path = PathOf(request.target);
+  if (path != "/healthz" && path != "/readyz" && path != "/metrics") {
+    return Refusal(kNotFound, "unknown path; use /healthz, /readyz or /metrics");
+  }
+  if (!IsRead(request.method)) return WrongMethod("use GET", "GET, HEAD");
+  if (path == "/healthz") return Text(kOk, "ok\n");
+  if (path == "/readyz") {
+    // Fails as soon as SIGTERM arrives so endpoints drop the pod during the delay.
+    if (ready_ && !terminating_) return Text(kOk, "ok\n");
+    return Text(kServiceUnavailable, terminating_ ? "shutting down\n" : "starting\n");
+  }
+  Answer a = Text(kOk, metrics_.Render());
+  a.content_type = "text/plain; version=0.0.4; charset=utf-8";
+  return a;
+}
+
+}  // namespace rw::server

@@ -1,0 +1,315 @@
+// The server's front without sockets: every route, limit and answer of the TLS and probe ports,
+// from a parsed request to the Answer the session would write.
+#include "rdma_webhook/server/front.h"
+
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <stdexcept>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace rw::server {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::size_t kLimit = 4096;
+
+std::shared_ptr<const policy::Policy> HostNetworkPolicy() {
+  return std::make_shared<const policy::Policy>(policy::ParsePolicyText(R"(
+apiVersion: rdma-webhook/v1
+kind: Policy
+defaults: {mode: "off", validation: warn}
+namespaces:
+  - {names: [team-a], mode: hostNetwork, validation: deny}
+)"));
+}
+
+std::shared_ptr<const policy::Policy> DefaultPolicy() {
+  return std::make_shared<const policy::Policy>(policy::DefaultPolicy());
+}
+
+// A GPU pod in `ns` that shows RDMA: the host-network policy mutates it in team-a.
+std::string Review(const std::string& uid, const std::string& ns = "team-a",
+                   const std::string& version = "admission.k8s.io/v1", bool host_network = false) {
+  json pod = {{"apiVersion", "v1"},
+              {"kind", "Pod"},
+              {"metadata", {{"name", "trainer"}, {"namespace", ns}}},
+              {"spec",
+               {{"containers",
+                 {{{"name", "trainer"},
+                   {"image", "pytorch"},
+                   {"env", {{{"name", "NCCL_IB_HCA"}, {"value", "mlx5"}}}},
+                   {"resources", {{"limits", {{"nvidia.com/gpu", 8}}}}}}}}}}};
+  if (host_network) pod["spec"]["hostNetwork"] = true;
+  return json{{"apiVersion", version},
+              {"kind", "AdmissionReview"},
+              {"request",
+               {{"uid", uid},
+                {"kind", {{"group", ""}, {"version", "v1"}, {"kind", "Pod"}}},
+                {"operation", "CREATE"},
+                {"namespace", ns},
+                {"object", pod}}}}
+      .dump();
+}
+
+Request Post(std::string_view target, std::string_view body,
+             std::string_view content_type = "application/json") {
+  Request r;
+  r.method = "POST";
+  r.target = target;
+  r.content_type = content_type;
+  r.content_length = body.size();
+  r.body = body;
+  return r;
+}
+
+Request Get(std::string_view target, std::string_view method = "GET") {
+  Request r;
+  r.method = method;
+  r.target = target;
+  return r;
+}
+
+class FrontTest : public ::testing::Test {
+ protected:
+  Metrics metrics_;
+  Front front_{kLimit, HostNetworkPolicy(), metrics_};
+};
+
+// A request head of the tables below; the Request views into it.
+struct Head {
+  std::string method, target, content_type;
+  std::optional<std::uint64_t> content_length;
+
+  Request View() const {
+    Request r;
+    r.method = method;
+    r.target = target;
+    r.content_type = content_type;
+    r.content_length = content_length;
+    return r;
+  }
+};
+
+struct RefusalCase {
+  std::string name;
+  Head head;
+  int status;
+  std::string allow;  // expected Allow header, empty: none
+  bool close;
+};
+void PrintTo(const RefusalCase& row, std::ostream* out) { *out << row.name; }
+
+class Refusals : public FrontTest, public ::testing::WithParamInterface<RefusalCase> {};
+
+// Each refusal is decided from the head alone (Screen) and is what the whole request gets
+// (Respond), with a short JSON body naming the problem.
+TEST_P(Refusals, FromTheHeadAlone) {
+  const RefusalCase& c = GetParam();
+  const Request head = c.head.View();
+  const std::optional<Answer> screened = front_.Screen(head);
+  ASSERT_TRUE(screened.has_value());
+  EXPECT_EQ(screened->status, c.status);
+  EXPECT_EQ(screened->allow, c.allow);
+  EXPECT_EQ(screened->close, c.close);
+  EXPECT_EQ(screened->content_type, "application/json");
+  const json body = json::parse(screened->body);
+  EXPECT_FALSE(body.at("error").get<std::string>().empty());
+  const Answer whole = front_.Respond(head);
+  EXPECT_EQ(whole.status, c.status);
+  EXPECT_EQ(whole.body, screened->body);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Table, Refusals,
+    ::testing::Values(
+        RefusalCase{"UnknownPath", {"POST", "/nope", "application/json", 10}, 404, "", false},
+        RefusalCase{"SubPath", {"POST", "/mutate/extra", "application/json", 10}, 404, "", false},
+        RefusalCase{"ProbePathOnTheTlsPort", {"GET", "/readyz", "", {}}, 404, "", false},
+        RefusalCase{"GetMutate", {"GET", "/mutate", "application/json", {}}, 405, "POST", false},
+        RefusalCase{"PutValidate", {"PUT", "/validate", "application/json", 2}, 405, "POST", false},
+        RefusalCase{
+            "LowercasePost", {"post", "/mutate", "application/json", 2}, 405, "POST", false},
+        RefusalCase{"PostHealthz", {"POST", "/healthz", "", 0}, 405, "GET, HEAD", false},
+        RefusalCase{"DeclaredOverLimit",
+                    {"POST", "/mutate", "application/json", kLimit + 1},
+                    413,
+                    "",
+                    true},
+        RefusalCase{"OverLimitBeatsContentType",
+                    {"POST", "/validate", "text/plain", kLimit + 1},
+                    413,
+                    "",
+                    true},
+        RefusalCase{"TextPlain", {"POST", "/mutate", "text/plain", 2}, 415, "", false},
+        RefusalCase{"Yaml", {"POST", "/validate", "application/yaml", 2}, 415, "", false},
+        RefusalCase{"NoContentType", {"POST", "/mutate", "", 2}, 415, "", false},
+        RefusalCase{"JsonPrefix", {"POST", "/mutate", "application/jsonx", 2}, 415, "", false},
+        RefusalCase{
+            "WrongMethodBeatsSize", {"GET", "/mutate", "", kLimit + 1}, 405, "POST", false}),
+    [](const auto& row) { return row.param.name; });
+
+struct AcceptedHead {
+  std::string name;
+  Head head;
+};
+void PrintTo(const AcceptedHead& row, std::ostream* out) { *out << row.name; }
+class AcceptedHeads : public FrontTest, public ::testing::WithParamInterface<AcceptedHead> {};
+
+TEST_P(AcceptedHeads, AreWorthReadingTheBodyOf) {
+  EXPECT_FALSE(front_.Screen(GetParam().head.View()).has_value());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Table, AcceptedHeads,
+    ::testing::Values(
+        AcceptedHead{"Mutate", {"POST", "/mutate", "application/json", 100}},
+        AcceptedHead{"ValidateWithQuery", {"POST", "/validate?timeout=10s", "application/json", 1}},
+        AcceptedHead{"Charset", {"POST", "/mutate", "application/json; charset=utf-8", 1}},
+        AcceptedHead{"CaseAndSpaces", {"POST", "/mutate", " Application/JSON ;charset=UTF-8", 1}},
+        AcceptedHead{"AtTheLimit", {"POST", "/mutate", "application/json", kLimit}},
+        AcceptedHead{"ChunkedHasNoLength", {"POST", "/mutate", "application/json", {}}},
+        AcceptedHead{"GetHealthz", {"GET", "/healthz", "", {}}},
+        AcceptedHead{"HeadHealthz", {"HEAD", "/healthz?x=1", "", {}}}),
+    [](const auto& row) { return row.param.name; });
+
+TEST_F(FrontTest, HealthzIsPlainOk) {
+  const Answer a = front_.Respond(Get("/healthz"));
+  EXPECT_EQ(a.status, 200);
+  EXPECT_EQ(a.body, "ok\n");
+  EXPECT_EQ(a.content_type, "text/plain; charset=utf-8");
+  EXPECT_FALSE(a.close);
+}
+
+TEST_F(FrontTest, ReviewIsAnsweredEchoingTheUidInTheRequestsVersion) {
+  for (const std::string version : {"admission.k8s.io/v1", "admission.k8s.io/v1beta1"}) {
+    const std::string body = Review("uid-42", "team-a", version);
+    const Answer a = front_.Respond(Post("/mutate", body));
+    ASSERT_EQ(a.status, 200) << a.body;
+    EXPECT_EQ(a.content_type, "application/json");
+    const json answer = json::parse(a.body);
+    EXPECT_EQ(answer.at("apiVersion"), version);
+    EXPECT_EQ(answer.at("response").at("uid"), "uid-42");
+    EXPECT_EQ(answer.at("response").at("patchType"), "JSONPatch") << a.body;
+  }
+}
+
+struct MalformedCase {
+  std::string name;
+  std::string body;
+};
+void PrintTo(const MalformedCase& row, std::ostream* out) { *out << row.name; }
+class MalformedBodies : public FrontTest, public ::testing::WithParamInterface<MalformedCase> {};
+
+TEST_P(MalformedBodies, Are400) {
+  for (const char* target : {"/mutate", "/validate"}) {
+    const Answer a = front_.Respond(Post(target, GetParam().body));
+    EXPECT_EQ(a.status, 400) << target << ": " << a.body;
+    EXPECT_TRUE(json::accept(a.body)) << a.body;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Table, MalformedBodies,
+    ::testing::Values(MalformedCase{"Empty", ""}, MalformedCase{"NotJson", "{not json"},
+                      MalformedCase{"NotAReview", R"({"apiVersion":"v1","kind":"Pod"})"},
+                      MalformedCase{"Array", "[1,2]"}),
+    [](const auto& row) { return row.param.name; });
+
+TEST_F(FrontTest, MalformedReviewWithAUidEchoesIt) {
+  json review = json::parse(Review("uid-7"));
+  review["request"].erase("object");
+  const Answer a = front_.Respond(Post("/validate", review.dump()));
+  EXPECT_EQ(a.status, 400);
+  EXPECT_EQ(json::parse(a.body).at("response").at("uid"), "uid-7");
+}
+
+// On the host network without IPC_LOCK: a denial, with its error findings counted.
+TEST_F(FrontTest, DecisionsAndFindingsAreCounted) {
+  const Answer a =
+      front_.Respond(Post("/validate", Review("uid-1", "team-a", "admission.k8s.io/v1", true)));
+  ASSERT_EQ(a.status, 200);
+  EXPECT_EQ(json::parse(a.body)["response"]["allowed"], false) << a.body;
+  const std::string text = metrics_.Render();
+  EXPECT_NE(text.find("rdma_webhook_decisions_total{endpoint=\"validate\",path=\"hostNetwork\","
+                      "allowed=\"false\"} 1\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(
+      text.find("rdma_webhook_findings_total{rule=\"ipc-lock-missing\",severity=\"error\"} 1"),
+      std::string::npos)
+      << text;
+}
+
+TEST_F(FrontTest, UsePolicyJudgesLaterRequestsWithTheNewPolicy) {
+  const std::string body = Review("uid-1");
+  EXPECT_TRUE(
+      json::parse(front_.Respond(Post("/mutate", body)).body)["response"].contains("patch"));
+  front_.UsePolicy(DefaultPolicy());
+  EXPECT_EQ(front_.policy()->hash, DefaultPolicy()->hash);
+  EXPECT_FALSE(
+      json::parse(front_.Respond(Post("/mutate", body)).body)["response"].contains("patch"));
+}
+
+TEST(Front, AnExceptionInTheCoreIs500EchoingTheUid) {
+  Metrics metrics;
+  const Front front(kLimit, DefaultPolicy(), metrics,
+                    admission::Webhook([](auto, const auto&, const auto&) -> admission::Decision {
+                      throw std::runtime_error("boom");
+                    }));
+  const Answer a = front.Respond(Post("/mutate", Review("uid-9")));
+  EXPECT_EQ(a.status, 500);
+  EXPECT_EQ(json::parse(a.body).at("response").at("uid"), "uid-9");
+}
+
+TEST(Front, RefusalBodiesStayJsonForAnyMessage) {
+  const Answer a = Refusal(400, "malformed HTTP request: \xff\xfe bytes", true);
+  EXPECT_EQ(a.status, 400);
+  EXPECT_TRUE(a.close);
+  EXPECT_TRUE(json::accept(a.body)) << a.body;
+  const Answer over = BodyOverLimit(kLimit);
+  EXPECT_EQ(over.status, 413);
+  EXPECT_TRUE(over.close);
+  EXPECT_NE(over.body.find(std::to_string(kLimit)), std::string::npos);
+}
+
+TEST(Routes, NameTheEndpointLabel) {
+  EXPECT_EQ(EndpointLabel(RouteOf("/mutate")), "mutate");
+  EXPECT_EQ(EndpointLabel(RouteOf("/validate?timeout=10s")), "validate");
+  EXPECT_EQ(EndpointLabel(RouteOf("/healthz")), "healthz");
+  EXPECT_EQ(EndpointLabel(RouteOf("/metrics")), "other");
+  EXPECT_EQ(EndpointLabel(RouteOf("")), "other");
+}
+
+TEST_F(FrontTest, ReadyzFollowsStartAndTermination) {
+  auto readyz = [&] { return front_.Probe(Get("/readyz")); };
+  EXPECT_EQ(readyz().status, 503);
+  EXPECT_EQ(readyz().body, "starting\n");
+  front_.MarkReady();
+  EXPECT_EQ(readyz().status, 200);
+  EXPECT_FALSE(front_.MarkTerminating());
+  EXPECT_TRUE(front_.MarkTerminating());
+  EXPECT_EQ(readyz().status, 503);
+  EXPECT_EQ(readyz().body, "shutting down\n");
+  // Alive until the process ends: only readiness follows termination.
+  EXPECT_EQ(front_.Probe(Get("/healthz")).status, 200);
+}
+
+TEST_F(FrontTest, ProbePortServesMetricsAndRefusesTheRest) {
+  const Answer metrics = front_.Probe(Get("/metrics"));
+  EXPECT_EQ(metrics.status, 200);
+  EXPECT_EQ(metrics.content_type, "text/plain; version=0.0.4; charset=utf-8");
+  EXPECT_NE(metrics.body.find("rdma_webhook_build_info"), std::string::npos);
+  EXPECT_EQ(front_.Probe(Get("/metrics", "HEAD")).status, 200);
+  const Answer post = front_.Probe(Get("/healthz", "POST"));
+  EXPECT_EQ(post.status, 405);
+  EXPECT_EQ(post.allow, "GET, HEAD");
+  EXPECT_EQ(front_.Probe(Get("/mutate")).status, 404);
+}
+
+}  // namespace
+}  // namespace rw::server
