@@ -31,6 +31,7 @@ int Run(int argc, char** argv) {
   std::function<int()> run;
   AddServeCommand(app, run);
   AddCheckCommand(app, run);
+  AddAuditCommand(app, run);
   AddMutateCommand(app, run);
   AddGidsCommand(app, run);
   AddPolicyCommand(app, run);

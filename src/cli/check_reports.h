@@ -1,6 +1,7 @@
 #pragma once
 // What `check` found, and the machine formats CI systems read: SARIF 2.1.0 for code scanning
 // and JUnit XML for test reports.
+#include <cstdio>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +28,37 @@ struct Checked {
     return codec::FindPosition(positions, pointer);
   }
 };
+
+// One result as `check -o json` writes it (CONTRACT.md section 1).
+nlohmann::json ToJson(const Checked& c);
+
+// `check -o json`'s document (results, summary and, when some documents were unreadable,
+// errors) written as results arrive: each result goes to a temporary file at once, so a
+// cluster's worth of results costs disk, not memory.
+class CheckJsonWriter {
+ public:
+  CheckJsonWriter();
+  ~CheckJsonWriter();
+  CheckJsonWriter(const CheckJsonWriter&) = delete;
+  CheckJsonWriter& operator=(const CheckJsonWriter&) = delete;
+
+  void Add(const Checked& c);
+  // Writes the document to stdout; `extra`: more top-level members (audit's).
+  void Finish(const std::vector<InputError>& errors,
+              const nlohmann::json& extra = nlohmann::json::object());
+
+ private:
+  std::FILE* spool_;
+  std::size_t results_ = 0, errors_ = 0, warnings_ = 0;
+};
+
+// `check -o text`'s block for one document: what it is, its path, whether RDMA is really used,
+// why we think so, and each finding with its fix; ANSI colours when `color`.
+void PrintText(const Checked& c, bool color);
+
+// "3 documents, 1 error, 0 warnings" (`noun`: document, object, ...).
+std::string CountsLine(std::size_t items, const std::string& noun, std::size_t errors,
+                       std::size_t warnings);
 
 // SARIF 2.1.0: one run; the driver lists every rule with its documentation; each finding is a
 // result located at its pointer's line and column; unreadable documents are notifications.

@@ -11,4 +11,5 @@ void AddGidsCommand(CLI::App& root, std::function<int()>& run);
 void AddVersionCommand(CLI::App& root, std::function<int()>& run);
 void AddServeCommand(CLI::App& root, std::function<int()>& run);
 void AddRulesCommand(CLI::App& root, std::function<int()>& run);
+void AddAuditCommand(CLI::App& root, std::function<int()>& run);
 }  // namespace rw::cli

@@ -1,70 +1,29 @@
 #include "inputs.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
-#include <set>
+#include <memory>
 #include <sstream>
 #include <stdexcept>
-
-#include "rdma_webhook/codec/yaml.h"
 
 namespace rw::cli {
 namespace {
 
 namespace fs = std::filesystem;
 
-// Larger inputs are refused rather than risking the machine; admission objects are capped at
-// a few MiB by the API server anyway.
+// Files read whole (policies) larger than this are refused rather than risking the machine.
+// Manifests are streamed instead: the codec caps each document at the same size.
 constexpr std::size_t kMaxInputBytes = 64u << 20;
-
-// The duplicates under `prefix` (a List item's pointer), rebased onto it; each source line and
-// column once (an alias copying a mapping repeats its duplicates at every copy).
-std::vector<codec::DuplicateKey> DuplicatesUnder(const std::vector<codec::DuplicateKey>& all,
-                                                 const std::string& prefix) {
-  std::vector<codec::DuplicateKey> out;
-  std::set<std::pair<std::size_t, std::size_t>> seen;
-  for (const auto& d : all) {
-    if (d.pointer.compare(0, prefix.size(), prefix) != 0) continue;
-    if (d.pointer.size() > prefix.size() && d.pointer[prefix.size()] != '/') continue;
-    if (!seen.insert({d.line, d.column}).second) continue;
-    codec::DuplicateKey rebased = d;
-    rebased.pointer.erase(0, prefix.size());
-    out.push_back(std::move(rebased));
-  }
-  return out;
-}
-
-// The positions under `prefix` (a List item's pointer), rebased onto it; the item's own
-// position is its "".
-codec::PositionMap PositionsUnder(const codec::PositionMap& all, const std::string& prefix) {
-  codec::PositionMap out;
-  for (auto it = all.lower_bound(prefix); it != all.end(); ++it) {
-    if (it->first.compare(0, prefix.size(), prefix) != 0) break;
-    // "/items/1/..." sorts before "/items/10": the item's own pointers are one range.
-    if (it->first.size() > prefix.size() && it->first[prefix.size()] != '/') {
-      if (it->first[prefix.size()] > '/') break;
-      continue;
-    }
-    out.emplace_hint(out.end(), it->first.substr(prefix.size()), it->second);
-  }
-  return out;
-}
-
-InputDocument Readable(std::string source, nlohmann::json object,
-                       std::vector<codec::DuplicateKey> duplicate_keys,
-                       codec::PositionMap positions = {}) {
-  InputDocument doc;
-  doc.source = std::move(source);
-  doc.object = std::move(object);
-  doc.duplicate_keys = std::move(duplicate_keys);
-  doc.positions = std::move(positions);
-  return doc;
-}
 
 InputDocument Unreadable(std::string source, std::string error, bool whole_file) {
   InputDocument doc;
@@ -74,32 +33,84 @@ InputDocument Unreadable(std::string source, std::string error, bool whole_file)
   return doc;
 }
 
-void AddDocuments(const std::string& source, const std::string& text, codec::Positions positions,
-                  std::vector<InputDocument>& out) {
-  const std::size_t first = out.size();
-  for (auto& doc : codec::ParseStream(text, codec::DuplicateKeys::kLastWins, positions)) {
-    const std::string where = source + "#" + std::to_string(doc.index);
-    if (!doc.error.empty()) {
-      out.push_back(Unreadable(where, doc.error, false));
-      continue;
-    }
-    if (!doc.value) continue;
-    nlohmann::json& value = *doc.value;
-    if (value.is_object() && value.contains("kind") && value["kind"] == "List" &&
-        value.contains("items") && value["items"].is_array()) {
-      // Duplicates outside the items (in the List's own fields) belong to no result.
-      for (std::size_t i = 0; i < value["items"].size(); ++i) {
-        const std::string item = "/items/" + std::to_string(i);
-        out.push_back(Readable(where + item, std::move(value["items"][i]),
-                               DuplicatesUnder(doc.duplicate_keys, item),
-                               PositionsUnder(doc.positions, item)));
-      }
-      continue;
-    }
-    out.push_back(Readable(where, std::move(value), DuplicatesUnder(doc.duplicate_keys, ""),
-                           std::move(doc.positions)));
+InputDocument FromEntry(const std::string& name, codec::StreamEntry&& entry) {
+  InputDocument doc;
+  doc.source = name + "#" + std::to_string(entry.doc.index);
+  if (entry.item) doc.source += "/items/" + std::to_string(*entry.item);
+  doc.file = name;
+  doc.object = std::move(entry.doc.value);
+  doc.error = std::move(entry.doc.error);
+  doc.duplicate_keys = std::move(entry.doc.duplicate_keys);
+  doc.positions = std::move(entry.doc.positions);
+  return doc;
+}
+
+// What the visitor throws is its own failure, not the file's: it must not read as "cannot
+// read file".
+struct VisitorFailure {
+  std::exception_ptr error;
+};
+
+struct FileCloser {
+  void operator()(std::FILE* f) const { std::fclose(f); }
+};
+using File = std::unique_ptr<std::FILE, FileCloser>;
+
+codec::Pull PullFrom(std::FILE* f, const std::string& name) {
+  return [f, name](char* buffer, std::size_t capacity) {
+    const std::size_t n = std::fread(buffer, 1, capacity, f);
+    if (n == 0 && std::ferror(f))
+      throw std::runtime_error(name + ": read error: " + std::strerror(errno));
+    return n;
+  };
+}
+
+// Stdin as a file that can be read twice: itself when it is a regular file (`< file`), else a
+// copy in a temporary file, which holds the bytes on disk rather than in memory.
+std::FILE* RewindableStdin(File& owned) {
+  struct stat st {};
+  if (fstat(STDIN_FILENO, &st) == 0 && S_ISREG(st.st_mode)) return stdin;
+  owned.reset(std::tmpfile());
+  if (!owned) throw std::runtime_error(std::string("cannot copy stdin: ") + std::strerror(errno));
+  char buffer[1 << 16];
+  std::size_t n = 0;
+  while ((n = std::fread(buffer, 1, sizeof buffer, stdin)) > 0)
+    if (std::fwrite(buffer, 1, n, owned.get()) != n)
+      throw std::runtime_error(std::string("cannot copy stdin: ") + std::strerror(errno));
+  if (std::ferror(stdin))
+    throw std::runtime_error(std::string("read error: ") + std::strerror(errno));
+  std::rewind(owned.get());
+  return owned.get();
+}
+
+void ReadFile(const std::string& file, codec::Positions positions, const DocumentVisitor& visit) {
+  File owned;
+  std::FILE* f = nullptr;
+  long start = 0;
+  if (file == "-") {
+    f = RewindableStdin(owned);
+    start = std::ftell(f);
+    if (start < 0) start = 0;
+  } else {
+    std::error_code ec;
+    if (fs::is_directory(file, ec)) throw std::runtime_error("is a directory");
+    owned.reset(std::fopen(file.c_str(), "rb"));
+    if (!owned) throw std::runtime_error(std::string("cannot read: ") + std::strerror(errno));
+    f = owned.get();
   }
-  for (std::size_t i = first; i < out.size(); ++i) out[i].file = source;
+  codec::StreamOptions options;
+  options.positions = positions;
+  const auto rewind = [f, start] {
+    std::clearerr(f);
+    std::fseek(f, start, SEEK_SET);
+  };
+  codec::ReadStream(PullFrom(f, file), rewind, options, [&](codec::StreamEntry&& entry) {
+    try {
+      visit(FromEntry(file, std::move(entry)));
+    } catch (...) {
+      throw VisitorFailure{std::current_exception()};
+    }
+  });
 }
 
 bool IsManifestFile(const fs::path& p) {
@@ -133,9 +144,17 @@ std::string ReadFileText(const std::string& path) {
   return text;
 }
 
-std::vector<InputDocument> ReadInputs(const std::vector<std::string>& args,
-                                      codec::Positions positions) {
-  std::vector<InputDocument> out;
+void ForEachDocumentOf(const std::string& name, const codec::Pull& pull, bool json_list,
+                       codec::Positions positions, const DocumentVisitor& visit) {
+  codec::StreamOptions options;
+  options.positions = positions;
+  options.json_list = json_list;
+  codec::ReadStream(pull, nullptr, options,
+                    [&](codec::StreamEntry&& entry) { visit(FromEntry(name, std::move(entry))); });
+}
+
+void ForEachInput(const std::vector<std::string>& args, codec::Positions positions,
+                  const DocumentVisitor& visit) {
   for (const auto& arg : args) {
     std::vector<std::string> files;
     std::error_code ec;
@@ -144,8 +163,9 @@ std::vector<InputDocument> ReadInputs(const std::vector<std::string>& args,
         if (entry.is_regular_file(ec) && IsManifestFile(entry.path()))
           files.push_back(entry.path().string());
       if (ec) {
-        out.push_back(Unreadable(arg, "cannot list directory: " + ec.message(), true));
-        out.back().file = arg;
+        auto doc = Unreadable(arg, "cannot list directory: " + ec.message(), true);
+        doc.file = arg;
+        visit(std::move(doc));
       }
       std::sort(files.begin(), files.end());
     } else {
@@ -153,16 +173,18 @@ std::vector<InputDocument> ReadInputs(const std::vector<std::string>& args,
     }
     for (const auto& file : files) {
       try {
-        AddDocuments(file, ReadFileText(file), positions, out);
+        ReadFile(file, positions, visit);
+      } catch (const VisitorFailure& failure) {
+        std::rethrow_exception(failure.error);
       } catch (const std::exception& e) {
         std::string message = e.what();
         if (message.rfind(file + ": ", 0) == 0) message.erase(0, file.size() + 2);
-        out.push_back(Unreadable(file, message, true));
-        out.back().file = file;
+        auto doc = Unreadable(file, message, true);
+        doc.file = file;
+        visit(std::move(doc));
       }
     }
   }
-  return out;
 }
 
 }  // namespace rw::cli

@@ -1,12 +1,14 @@
 #pragma once
 // Manifests named on the command line: files, directories and stdin, split into documents
 // with `List` objects expanded. This is the CLI's I/O edge; the core sees only JSON values.
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "rdma_webhook/codec/document_stream.h"
 #include "rdma_webhook/codec/yaml.h"
 
 namespace rw::cli {
@@ -33,11 +35,21 @@ struct InputError {
   std::string file{};   // the file as given, when known
 };
 
-// Reads every argument in order; a broken file or document is an entry with its error, never an
-// abort. YAML is read as kubectl reads it: a repeated mapping key keeps its last value.
-// With codec::Positions::kRecord each document carries its values' positions.
-std::vector<InputDocument> ReadInputs(const std::vector<std::string>& args,
-                                      codec::Positions positions = codec::Positions::kSkip);
+using DocumentVisitor = std::function<void(InputDocument&&)>;
+
+// Reads every argument in order, handing each document to `visit` as soon as it is read (one
+// in memory at a time, whatever the file's size); a broken file or document is an entry with
+// its error, never an abort. YAML is read as kubectl reads it: a repeated mapping key keeps its
+// last value. With codec::Positions::kRecord each document carries its values' positions.
+// Stdin that is not a regular file is first copied to a temporary file: a JSON List is read
+// twice (see codec::ReadStream).
+void ForEachInput(const std::vector<std::string>& args, codec::Positions positions,
+                  const DocumentVisitor& visit);
+
+// The documents of one stream named `name` (sources "name#doc..."), e.g. a child process's
+// output; `json_list`: the producer promises one JSON List, read as it arrives.
+void ForEachDocumentOf(const std::string& name, const codec::Pull& pull, bool json_list,
+                       codec::Positions positions, const DocumentVisitor& visit);
 
 // Reads a whole file (or "-" for stdin) with a size cap; throws std::runtime_error naming it.
 std::string ReadFileText(const std::string& path);

@@ -20,10 +20,10 @@ int RunMutate(const ManifestFlags& flags) {
     errors_read.push_back({doc.source, message});
     if (flags.output == "patch" && !doc.whole_file) std::cout << "null\n";
   };
-  for (const auto& doc : ReadInputs(ManifestInputs(flags))) {
+  ForEachInput(ManifestInputs(flags), codec::Positions::kSkip, [&](InputDocument&& doc) {
     if (!doc.object) {
       unreadable(doc, doc.error);
-      continue;
+      return;
     }
     mutate::Mutation m;
     try {
@@ -33,7 +33,7 @@ int RunMutate(const ManifestFlags& flags) {
       findings = findings || d.Count(rules::Severity::kError) > 0;
     } catch (const workload::ManifestError& e) {
       unreadable(doc, e.what());
-      continue;
+      return;
     }
     for (const auto& o : m.overrides)
       std::cerr << "warning: " << doc.source << ": " << o.rule << ": " << o.message << "\n";
@@ -46,7 +46,7 @@ int RunMutate(const ManifestFlags& flags) {
       std::cout << codec::ToYaml(m.result);
     }
     first = false;
-  }
+  });
   PrintInputErrors(errors_read);
   if (!errors_read.empty()) return kExitError;
   return findings ? kExitFindings : kExitOk;

@@ -12,6 +12,8 @@
 #include <set>
 #include <stdexcept>
 
+#include "stream_parts.h"
+
 namespace rw::codec {
 namespace {
 
@@ -233,70 +235,6 @@ class Converter {
   std::size_t nodes_ = 0;
 };
 
-struct Chunk {
-  std::string text;
-  std::size_t first_line;        // 1-based line of the chunk's first line
-  std::size_t first_column = 0;  // 0-based column where that line's text starts (3 after `---`)
-  bool explicit_start = false;   // began with `---`: a document even when empty
-};
-
-// A document marker as PyYAML's scanner sees one: `---` or `...` at column 0, followed by
-// whitespace or the end of the line (`---#x` is plain text, not a marker).
-bool IsMarker(std::string_view line, std::string_view marker) {
-  if (line.substr(0, marker.size()) != marker) return false;
-  return line.size() == marker.size() || line[marker.size()] == ' ' ||
-         line[marker.size()] == '\t' || line[marker.size()] == '\r';
-}
-
-// True when the text has no node: only blank lines, comments and (`%`) directives.
-bool Blank(std::string_view text) {
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    std::size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(pos, end - pos);
-    auto first = line.find_first_not_of(" \t\r");
-    if (first != std::string_view::npos && line[first] != '#' && !(first == 0 && line[0] == '%'))
-      return false;
-    pos = end + 1;
-  }
-  return true;
-}
-
-// A chunk is a document when it began with `---` or holds a node. Comments (a licence header)
-// before the first `---`, or after a `...`, are no document: PyYAML and kubectl count that way.
-bool IsDocument(const Chunk& chunk) { return chunk.explicit_start || !Blank(chunk.text); }
-
-// Documents are split before parsing so that one broken document leaves the others readable.
-std::vector<Chunk> SplitDocuments(std::string_view text) {
-  std::vector<Chunk> chunks;
-  Chunk current{"", 1};
-  std::size_t line_no = 1;
-  std::size_t pos = 0;
-  while (pos <= text.size()) {
-    std::size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(pos, end - pos);
-    if (IsMarker(line, "---")) {
-      if (IsDocument(current)) chunks.push_back(std::move(current));
-      // Content after `--- ` on the same line belongs to the new document.
-      current = Chunk{std::string(line.substr(3)) + "\n", line_no, 3, true};
-    } else if (IsMarker(line, "...")) {
-      if (IsDocument(current)) chunks.push_back(std::move(current));
-      current = Chunk{"", line_no + 1};
-    } else {
-      if (current.text.empty() && !current.explicit_start) current.first_line = line_no;
-      current.text.append(line);
-      current.text.push_back('\n');
-    }
-    if (end == text.size()) break;
-    pos = end + 1;
-    ++line_no;
-  }
-  if (IsDocument(current)) chunks.push_back(std::move(current));
-  return chunks;
-}
-
 bool LooksLikeJson(std::string_view text) {
   auto it = std::find_if(text.begin(), text.end(),
                          [](char c) { return !std::isspace(static_cast<unsigned char>(c)); });
@@ -379,6 +317,8 @@ void NoteJsonDuplicates(std::string_view text, std::size_t first_line, std::size
   doc.duplicate_keys = std::move(found);
 }
 
+}  // namespace
+
 SourceDocument ParseChunk(const Chunk& chunk, std::size_t index, DuplicateKeys duplicates,
                           Positions positions) {
   SourceDocument doc;
@@ -443,6 +383,8 @@ SourceDocument ParseChunk(const Chunk& chunk, std::size_t index, DuplicateKeys d
   if (!doc.value) doc.positions.clear();
   return doc;
 }
+
+namespace {
 
 void Emit(YAML::Emitter& out, const json& value) {
   switch (value.type()) {

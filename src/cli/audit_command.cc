@@ -1,0 +1,271 @@
+// `rdma-webhook audit` (`kubectl rdma audit`): judges what already runs in a cluster. The
+// objects come from `kubectl get -o json`, read one at a time as kubectl writes them, and are
+// judged by the same core as `check`.
+#include <unistd.h>
+
+#include <algorithm>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "check_reports.h"
+#include "cluster.h"
+#include "commands.h"
+#include "common.h"
+#include "judge.h"
+#include "kubectl.h"
+#include "rdma_webhook/rules/diagnosis.h"
+
+namespace rw::cli {
+namespace {
+
+using nlohmann::json;
+using rules::Severity;
+
+struct AuditFlags {
+  bool all_namespaces = false;
+  std::string ns;  // empty: kubectl's current namespace
+  std::string selector;
+  ClusterFlags cluster;
+  std::string policy_file;
+  std::string policy_configmap;
+  std::string output = "text";
+  bool include_owned = false;
+};
+
+// One namespace's line of the summary.
+struct NamespaceSummary {
+  std::size_t objects = 0, errors = 0, warnings = 0;
+  std::map<std::string, std::size_t> paths;  // path -> objects on it
+};
+
+constexpr const char* kClusterScoped = "(cluster)";
+
+std::string ApiGroup(const std::string& api_version) {
+  const auto slash = api_version.find('/');
+  return slash == std::string::npos ? "" : api_version.substr(0, slash);
+}
+
+std::string MetadataString(const json& object, const char* field) {
+  if (!object.is_object() || !object.contains("metadata") || !object["metadata"].is_object())
+    return "";
+  const auto& meta = object["metadata"];
+  return meta.contains(field) && meta[field].is_string() ? meta[field].get<std::string>() : "";
+}
+
+// Controlled by an object audit also lists (a ReplicaSet's Pods, a Deployment's ReplicaSets,
+// a CronJob's Jobs): its template is judged there, so it would only repeat those findings.
+bool OwnedByListedKind(const json& object,
+                       const std::set<std::pair<std::string, std::string>>& listed) {
+  if (!object.is_object() || !object.contains("metadata") || !object["metadata"].is_object())
+    return false;
+  const auto& meta = object["metadata"];
+  if (!meta.contains("ownerReferences") || !meta["ownerReferences"].is_array()) return false;
+  for (const auto& ref : meta["ownerReferences"]) {
+    if (!ref.is_object() || ref.value("controller", false) != true) continue;
+    const auto api_version = ref.value("apiVersion", std::string());
+    if (listed.count({ApiGroup(api_version), ref.value("kind", std::string())}) > 0) return true;
+  }
+  return false;
+}
+
+std::string KindName(const policy::WorkloadKind& k) {
+  return k.group.empty() ? k.kind : k.kind + "." + k.group;
+}
+
+std::vector<std::string> GetArgs(const AuditFlags& flags, const KindPlan& plan) {
+  std::string resources;
+  for (const auto& s : plan.served) resources += (resources.empty() ? "" : ",") + s.resource;
+  auto args = flags.cluster.Args();
+  args.insert(args.end(), {"get", resources, "-o", "json"});
+  if (flags.all_namespaces) args.push_back("--all-namespaces");
+  if (!flags.ns.empty()) args.insert(args.end(), {"--namespace", flags.ns});
+  if (!flags.selector.empty()) args.insert(args.end(), {"--selector", flags.selector});
+  return args;
+}
+
+std::string PathsText(const NamespaceSummary& s) {
+  std::string out;
+  for (const auto& [path, n] : s.paths)
+    out += (out.empty() ? "" : ", ") + path + " " + std::to_string(n);
+  return out;
+}
+
+void PrintSummaryTable(const std::map<std::string, NamespaceSummary>& namespaces) {
+  std::vector<std::vector<std::string>> rows = {
+      {"NAMESPACE", "OBJECTS", "ERRORS", "WARNINGS", "PATHS"}};
+  for (const auto& [ns, s] : namespaces)
+    rows.push_back({ns, std::to_string(s.objects), std::to_string(s.errors),
+                    std::to_string(s.warnings), PathsText(s)});
+  std::vector<std::size_t> width(rows[0].size(), 0);
+  for (const auto& row : rows)
+    for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+  for (const auto& row : rows) {
+    std::string line;
+    for (std::size_t i = 0; i < row.size(); ++i)
+      line += i + 1 < row.size() ? row[i] + std::string(width[i] - row[i].size() + 3, ' ') : row[i];
+    std::cout << line << "\n";
+  }
+}
+
+json NamespacesJson(const std::map<std::string, NamespaceSummary>& namespaces) {
+  json out = json::array();
+  for (const auto& [ns, s] : namespaces)
+    out.push_back({{"namespace", ns},
+                   {"objects", s.objects},
+                   {"errors", s.errors},
+                   {"warnings", s.warnings},
+                   {"paths", s.paths}});
+  return out;
+}
+
+json KindsJson(const KindPlan& plan) {
+  json listed = json::array(), skipped = json::array();
+  for (const auto& s : plan.served) listed.push_back(s.resource);
+  for (const auto* k : plan.skipped)
+    skipped.push_back(
+        {{"group", k->group}, {"kind", k->kind}, {"reason", "not served by the cluster"}});
+  return {{"listed", listed}, {"skipped", skipped}};
+}
+
+int RunAudit(const AuditFlags& flags) {
+  ClusterPolicy policy;
+  KindPlan plan;
+  try {
+    policy = ResolveClusterPolicy(flags.policy_file, flags.policy_configmap, flags.cluster);
+    plan = DiscoverKinds(*policy.policy, flags.cluster);
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return kExitError;
+  }
+  std::cerr << "note: policy: " << policy.from << "\n";
+  if (!plan.warning.empty())
+    std::cerr << "warning: discovery was partial, kinds of the failing API groups are skipped: "
+              << plan.warning << "\n";
+  if (plan.served.empty()) {
+    std::cerr << "error: the cluster serves none of the policy's workload kinds\n";
+    return kExitError;
+  }
+  std::set<std::pair<std::string, std::string>> listed;
+  for (const auto& s : plan.served) listed.insert({s.kind->group, s.kind->kind});
+
+  const bool text = flags.output == "text";
+  const bool color = text && isatty(STDOUT_FILENO) == 1;
+  std::map<std::string, NamespaceSummary> namespaces;
+  std::vector<Checked> results;  // sarif only: text prints as it goes, json is spooled
+  std::optional<CheckJsonWriter> json_writer;
+  if (flags.output == "json") json_writer.emplace();
+  std::vector<InputError> errors_read;
+  std::size_t objects = 0, owned = 0, errors = 0, warnings = 0;
+  const auto args = GetArgs(flags, plan);
+  try {
+    KubectlRun run(args);
+    const auto pull = [&run](char* buffer, std::size_t capacity) {
+      return run.Read(buffer, capacity);
+    };
+    ForEachDocumentOf(run.command(), pull, /*json_list=*/true, codec::Positions::kSkip,
+                      [&](InputDocument&& doc) {
+                        if (!doc.object) {
+                          errors_read.push_back({doc.source, doc.error, doc.file});
+                          return;
+                        }
+                        if (!flags.include_owned && OwnedByListedKind(*doc.object, listed)) {
+                          ++owned;
+                          return;
+                        }
+                        std::string ns = MetadataString(*doc.object, "namespace");
+                        if (ns.empty()) ns = kClusterScoped;
+                        const std::string source = doc.source;
+                        try {
+                          Checked c = Judge(std::move(doc), *policy.policy, "default", false);
+                          // A live object is named as kubectl names it, not by its place in
+                          // kubectl's output.
+                          c.source = (ns == kClusterScoped ? "" : ns + "/") + c.kind + "/" + c.name;
+                          c.file = c.source;
+                          auto& s = namespaces[ns];
+                          ++s.objects;
+                          ++s.paths[std::string(policy::ToString(c.diagnosis.path))];
+                          const auto e = c.diagnosis.Count(Severity::kError);
+                          const auto w = c.diagnosis.Count(Severity::kWarning);
+                          s.errors += e;
+                          s.warnings += w;
+                          errors += e;
+                          warnings += w;
+                          ++objects;
+                          if (json_writer) {
+                            json_writer->Add(c);
+                          } else if (c.diagnosis.findings.empty()) {
+                            // nothing to show in text or SARIF: the summary counts it
+                          } else if (text) {
+                            PrintText(c, color);
+                          } else {
+                            results.push_back(std::move(c));
+                          }
+                        } catch (const workload::ManifestError& e) {
+                          errors_read.push_back({source, e.what(), source});
+                        }
+                      });
+    run.Finish();
+  } catch (const std::exception& e) {  // kubectl failed, or its output could not be read
+    errors_read.push_back({"kubectl", e.what(), "kubectl"});
+  }
+
+  std::vector<std::string> skipped;
+  for (const auto* k : plan.skipped) skipped.push_back(KindName(*k));
+  if (flags.output == "json") {
+    json_writer->Finish(errors_read, {{"namespaces", NamespacesJson(namespaces)},
+                                      {"kinds", KindsJson(plan)},
+                                      {"policy", policy.from},
+                                      {"owned", owned}});
+  } else if (flags.output == "sarif") {
+    json out = ToSarif(results, errors_read);
+    out["runs"][0]["properties"] = {{"namespaces", NamespacesJson(namespaces)},
+                                    {"kinds", KindsJson(plan)},
+                                    {"policy", policy.from}};
+    std::cout << out.dump(2) << "\n";
+  } else {
+    if (!namespaces.empty()) PrintSummaryTable(namespaces);
+    std::cout << CountsLine(objects, "object", errors, warnings) << " in " << namespaces.size()
+              << (namespaces.size() == 1 ? " namespace" : " namespaces")
+              << " (policy: " << policy.from << ")\n";
+    if (owned > 0)
+      std::cout << owned << (owned == 1 ? " object is" : " objects are")
+                << " judged through its controller (--include-owned lists them too)\n";
+    if (!skipped.empty()) {
+      std::string names;
+      for (const auto& k : skipped) names += (names.empty() ? "" : ", ") + k;
+      std::cout << "kinds the cluster does not serve, skipped: " << names << "\n";
+    }
+  }
+  PrintInputErrors(errors_read);
+  if (!errors_read.empty()) return kExitError;
+  return errors > 0 ? kExitFindings : kExitOk;
+}
+
+}  // namespace
+
+void AddAuditCommand(CLI::App& root, std::function<int()>& run) {
+  auto flags = std::make_shared<AuditFlags>();
+  auto* cmd = root.add_subcommand(
+      "audit", "Judge the workloads running in a cluster (lists them with kubectl get)");
+  auto* all = cmd->add_flag("-A,--all-namespaces", flags->all_namespaces,
+                            "every namespace (default: kubectl's current namespace)");
+  cmd->add_option("-n,--namespace", flags->ns, "only this namespace")->excludes(all);
+  cmd->add_option("-l,--selector", flags->selector, "label selector, as kubectl takes it");
+  cmd->add_option("--context", flags->cluster.context, "kubeconfig context (kubectl's)");
+  cmd->add_option("--kubeconfig", flags->cluster.kubeconfig, "kubeconfig file (kubectl's)");
+  auto* file = cmd->add_option("--policy", flags->policy_file, "policy file");
+  cmd->add_option("--policy-configmap", flags->policy_configmap,
+                  "NAMESPACE/NAME of the ConfigMap holding the policy (key policy.yaml); default: "
+                  "the chart's, found by its label, else the embedded policy")
+      ->excludes(file);
+  cmd->add_flag("--include-owned", flags->include_owned,
+                "also judge objects a listed workload controls (its Pods, ReplicaSets, Jobs)");
+  cmd->add_option("--output,-o", flags->output, "output format")
+      ->check(CLI::IsMember({"text", "json", "sarif"}))
+      ->capture_default_str();
+  cmd->callback([flags, &run] { run = [flags] { return RunAudit(*flags); }; });
+}
+
+}  // namespace rw::cli

@@ -1,0 +1,142 @@
+// check's own formats, text and JSON; audit writes its objects with the same ones.
+#include <cerrno>
+#include <cstring>
+#include <iostream>
+#include <stdexcept>
+
+#include "check_reports.h"
+
+namespace rw::cli {
+namespace {
+
+using nlohmann::json;
+using rules::Severity;
+
+struct Style {
+  bool color;
+  std::string operator()(const char* code, const std::string& text) const {
+    return color ? std::string("\033[") + code + "m" + text + "\033[0m" : text;
+  }
+};
+
+std::string Plural(std::size_t n, const std::string& noun) {
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
+}  // namespace
+
+json ToJson(const Checked& c) {
+  json findings = json::array();
+  for (const auto& f : c.diagnosis.findings)
+    findings.push_back({{"rule", f.rule},
+                        {"severity", rules::ToString(f.severity)},
+                        {"message", f.message},
+                        {"fix", f.fix},
+                        {"pointer", f.pointer}});
+  return {{"source", c.source},
+          {"apiVersion", c.api_version},
+          {"kind", c.kind},
+          {"namespace", c.ns},
+          {"name", c.name},
+          {"path", policy::ToString(c.diagnosis.path)},
+          {"rdma", c.diagnosis.rdma},
+          {"enforcement", policy::ToString(c.diagnosis.enforcement)},
+          {"skipped", c.diagnosis.skipped},
+          {"evidence", c.diagnosis.evidence},
+          {"findings", std::move(findings)}};
+}
+
+CheckJsonWriter::CheckJsonWriter() : spool_(std::tmpfile()) {
+  if (spool_ == nullptr)
+    throw std::runtime_error(std::string("cannot make a temporary file: ") + std::strerror(errno));
+}
+
+CheckJsonWriter::~CheckJsonWriter() { std::fclose(spool_); }
+
+void CheckJsonWriter::Add(const Checked& c) {
+  errors_ += c.diagnosis.Count(Severity::kError);
+  warnings_ += c.diagnosis.Count(Severity::kWarning);
+  // Indented as dump(2) indents an element of the root's "results": 4 more spaces per line
+  // (a dumped string holds no raw newline).
+  std::string text = (results_++ == 0 ? "" : ",\n") + std::string(4, ' ');
+  for (const char ch : ToJson(c).dump(2)) {
+    text.push_back(ch);
+    if (ch == '\n') text.append(4, ' ');
+  }
+  if (std::fwrite(text.data(), 1, text.size(), spool_) != text.size())
+    throw std::runtime_error(std::string("writing a temporary file: ") + std::strerror(errno));
+}
+
+void CheckJsonWriter::Finish(const std::vector<InputError>& errors, const json& extra) {
+  json out = extra;
+  out["results"] = json::array();
+  out["summary"] = {{"documents", results_}, {"errors", errors_}, {"warnings", warnings_}};
+  if (!errors.empty()) {
+    out["errors"] = json::array();
+    for (const auto& e : errors)
+      out["errors"].push_back({{"source", e.source}, {"message", e.message}});
+  }
+  // The skeleton's empty "results" is where the spooled results go.
+  const std::string skeleton = out.dump(2);
+  const std::string empty = "\"results\": []";
+  const std::size_t at = skeleton.rfind(empty);  // after errors and extras, before summary
+  std::cout << skeleton.substr(0, at);
+  if (results_ == 0) {
+    std::cout << empty;
+  } else {
+    std::cout << "\"results\": [\n";
+    std::rewind(spool_);
+    char buffer[1 << 16];
+    for (std::size_t n = 0; (n = std::fread(buffer, 1, sizeof buffer, spool_)) > 0;)
+      std::cout.write(buffer, static_cast<std::streamsize>(n));
+    std::cout << "\n  ]";
+  }
+  std::cout << skeleton.substr(at + empty.size()) << "\n";
+}
+
+void PrintText(const Checked& c, bool color) {
+  const Style s{color};
+  const auto& d = c.diagnosis;
+  std::cout << s("1", c.source) << "  " << (c.kind.empty() ? "(no kind)" : c.kind) << " " << c.ns
+            << "/" << (c.name.empty() ? "(unnamed)" : c.name) << "\n";
+  std::cout << "  path: " << s("1", std::string(policy::ToString(d.path))) << "   rdma: "
+            << (d.rdma ? s("32", "yes") : "no")
+            // Enforcement speaks of errors in a workload; other kinds are never judged.
+            << "   enforcement: "
+            << (c.judged ? std::string(policy::ToString(d.enforcement)) : "not judged")
+            << (d.skipped ? "   (opted out: rdma-webhook.io/skip)" : "") << "\n";
+  if (!d.evidence.empty()) {
+    std::cout << "  evidence:\n";
+    for (const auto& e : d.evidence) std::cout << "    - " << e << "\n";
+  }
+  for (const auto& f : d.findings) {
+    const bool error = f.severity == Severity::kError;
+    std::cout << "  " << (error ? s("31;1", "ERROR  ") : s("33;1", "WARNING")) << " "
+              << s("1", f.rule) << "  at " << (f.pointer.empty() ? "/" : f.pointer);
+    if (const auto p = c.Where(f.pointer)) std::cout << " (" << c.file << ":" << p->line << ")";
+    std::cout << "\n";
+    // The rule table's findings end their message with " Fix: <fix>"; the fix gets its own line.
+    std::string message = f.message;
+    const std::string glued = " Fix: " + f.fix;
+    if (message.size() >= glued.size() &&
+        message.compare(message.size() - glued.size(), glued.size(), glued) == 0)
+      message.erase(message.size() - glued.size());
+    std::cout << "      " << message << "\n      " << s("36", "fix: " + f.fix) << "\n";
+  }
+  if (d.findings.empty()) std::cout << "  " << s("32", "ok: no findings") << "\n";
+  // check judges the manifest as written; the webhook would first rewrite it.
+  if (c.changes > 0)
+    std::cout << "  "
+              << s("36", "in namespace " + c.ns + " the webhook would apply " +
+                             std::to_string(c.changes) + (c.changes == 1 ? " change" : " changes") +
+                             ": run `rdma-webhook mutate` to see them")
+              << "\n";
+  std::cout << "\n";
+}
+
+std::string CountsLine(std::size_t items, const std::string& noun, std::size_t errors,
+                       std::size_t warnings) {
+  return Plural(items, noun) + ", " + Plural(errors, "error") + ", " + Plural(warnings, "warning");
+}
+
+}  // namespace rw::cli

@@ -1,0 +1,72 @@
+#include "judge.h"
+
+#include <iterator>
+#include <utility>
+
+#include "rdma_webhook/mutate/mutation.h"
+#include "rdma_webhook/rules/diagnosis.h"
+
+namespace rw::cli {
+namespace {
+
+using rules::Severity;
+
+// A repeated mapping key: kubectl keeps the last value without a word (the API server never
+// sees the duplicate), so the earlier value, perhaps the one meant, is lost. Never an error:
+// the object is what kubectl would send.
+rules::Finding DuplicateKeyFinding(const codec::DuplicateKey& d) {
+  const std::string line = std::to_string(d.line), earlier = std::to_string(d.earlier_line);
+  const bool same_line = d.line == d.earlier_line;  // a flow mapping: {a: 1, a: 2}
+  return {
+      "duplicate-key", Severity::kWarning,
+      "key '" + d.key + "' is repeated " +
+          (same_line ? "on line " + line : "at line " + line + " (also at line " + earlier + ")") +
+          ": the last value is used, as kubectl does silently, and the earlier one is lost",
+      "remove the earlier '" + d.key + "' " + (same_line ? "on" : "at") + " line " + earlier +
+          (same_line ? "" : " (or merge the two into the one at line " + line + ")"),
+      d.pointer};
+}
+
+// How many patch operations the webhook would apply to the object (0 when it cannot tell).
+std::size_t ChangesInNamespace(const nlohmann::json& object, const policy::Policy& policy,
+                               const std::string& ns) {
+  try {
+    return mutate::Mutate(object, policy, ns).patch.size();
+  } catch (const workload::ManifestError&) {
+    return 0;  // the diagnosis reports what is wrong with the object
+  }
+}
+
+// Results are held until the end of the input for the machine formats: of a document's
+// positions, only those where its findings are (and its start) are kept, so that a large input
+// costs little memory per document.
+codec::PositionMap PositionsOfFindings(const Checked& c) {
+  codec::PositionMap kept;
+  if (c.positions.empty()) return kept;
+  if (const auto p = c.Where("")) kept.emplace("", *p);
+  for (const auto& f : c.diagnosis.findings)
+    if (const auto p = c.Where(f.pointer)) kept.emplace(f.pointer, *p);
+  return kept;
+}
+
+}  // namespace
+
+Checked Judge(InputDocument&& doc, const policy::Policy& policy, const std::string& default_ns,
+              bool count_changes) {
+  const auto w = workload::Workload::Read(*doc.object, policy, default_ns);
+  Checked c{doc.source, doc.file, w.api_version, w.kind, w.ns, w.name, rules::Diagnose(w, policy)};
+  c.judged = w.kind_row != nullptr;
+  c.positions = std::move(doc.positions);
+  if (count_changes) c.changes = ChangesInNamespace(*doc.object, policy, default_ns);
+  // Reading problems first: they may explain the findings that follow.
+  std::vector<rules::Finding> findings;
+  for (const auto& d : doc.duplicate_keys) findings.push_back(DuplicateKeyFinding(d));
+  rules::ApplyRuleLevels(findings, policy.ForNamespace(w.ns));  // e.g. duplicate-key: off
+  findings.insert(findings.end(), std::make_move_iterator(c.diagnosis.findings.begin()),
+                  std::make_move_iterator(c.diagnosis.findings.end()));
+  c.diagnosis.findings = std::move(findings);
+  c.positions = PositionsOfFindings(c);
+  return c;
+}
+
+}  // namespace rw::cli

@@ -1,0 +1,54 @@
+#pragma once
+// Pieces of the YAML/JSON reader shared by the whole-text reader (yaml.cc) and the streaming
+// one (document_stream.cc). Internal to the codec.
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rdma_webhook/codec/document_stream.h"
+#include "rdma_webhook/codec/yaml.h"
+
+namespace rw::codec {
+
+// The text of one document as split from the stream, before parsing.
+struct Chunk {
+  std::string text;
+  std::size_t first_line;        // 1-based line of the chunk's first line
+  std::size_t first_column = 0;  // 0-based column where that line's text starts (3 after `---`)
+  bool explicit_start = false;   // began with `---`: a document even when empty
+  bool oversized = false;        // longer than the reader's cap: its text was not kept
+};
+
+// Splits a stream into documents line by line, as PyYAML counts them (see ParseStream).
+// Documents are split before parsing so that one broken document leaves the others readable.
+class DocumentSplitter {
+ public:
+  explicit DocumentSplitter(std::size_t max_bytes = std::string::npos) : max_bytes_(max_bytes) {}
+  // The next line, without its '\n'; returns the document this line ended, if any.
+  std::optional<Chunk> AddLine(std::string_view line);
+  // The last document, if any.
+  std::optional<Chunk> Finish();
+
+ private:
+  std::optional<Chunk> Close();
+  std::size_t max_bytes_;
+  std::size_t line_no_ = 1;
+  Chunk current_{"", 1};
+};
+
+std::vector<Chunk> SplitDocuments(std::string_view text);
+
+// True when the text has no node: only blank lines, comments and (`%`) directives.
+bool Blank(std::string_view text);
+
+// Parses one document's text (JSON when it looks like JSON, else YAML); defined in yaml.cc.
+SourceDocument ParseChunk(const Chunk& chunk, std::size_t index, DuplicateKeys duplicates,
+                          Positions positions);
+
+// Hands a parsed document to `sink`: nothing for an empty one, each item for a `List`, else the
+// document itself.
+void EmitDocument(SourceDocument&& doc, const EntrySink& sink);
+
+}  // namespace rw::codec

@@ -1,0 +1,54 @@
+#!/usr/bin/env python3
+"""A stand-in for kubectl in the audit tests: answers from canned files and records its argv.
+
+$FAKE_KUBECTL_DIR holds calls.jsonl (one argv per line, appended) and the answers:
+  api-resources.txt             `kubectl api-resources -o wide`
+  configmaps.json               `kubectl get configmaps -A -l ...` (default: an empty List)
+  configmap-<ns>-<name>.json    `kubectl get configmap NAME -n NS` (default: NotFound, exit 1)
+  workloads.json                any other `kubectl get`
+  fail-get                      when present: its text on stderr and exit 1 for that `get`
+"""
+import json
+import os
+import sys
+
+d = os.environ["FAKE_KUBECTL_DIR"]
+argv = sys.argv[1:]
+with open(os.path.join(d, "calls.jsonl"), "a") as f:
+    f.write(json.dumps(argv) + "\n")
+
+
+def answer(name, default=None):
+    p = os.path.join(d, name)
+    if os.path.exists(p):
+        sys.stdout.write(open(p).read())
+    elif default is not None:
+        sys.stdout.write(default)
+    else:
+        return False
+    return True
+
+
+def value(flag):
+    return argv[argv.index(flag) + 1] if flag in argv else None
+
+
+if "api-resources" in argv:
+    answer("api-resources.txt")
+elif "get" in argv:
+    what = argv[argv.index("get") + 1]
+    if what == "configmaps":
+        answer("configmaps.json", '{"apiVersion": "v1", "items": [], "kind": "List"}')
+    elif what == "configmap":
+        name = argv[argv.index("get") + 2]
+        if not answer(f"configmap-{value('-n')}-{name}.json"):
+            sys.stderr.write(f'Error from server (NotFound): configmaps "{name}" not found\n')
+            sys.exit(1)
+    elif os.path.exists(os.path.join(d, "fail-get")):
+        sys.stderr.write(open(os.path.join(d, "fail-get")).read())
+        sys.exit(1)
+    else:
+        answer("workloads.json")
+else:
+    sys.stderr.write(f"fake kubectl: unexpected {argv}\n")
+    sys.exit(3)
