@@ -14,16 +14,40 @@ using nlohmann::json;
 
 std::string Kind(const json& v) { return codec::TypeName(v); }
 
+// Where a field is: its RFC 6901 pointer as a chain of tokens on the stack, written out only
+// when an error names it. Building every pointer eagerly cost a review several allocations per
+// environment variable, for errors that almost never happen.
+class Where {
+ public:
+  explicit Where(std::string_view root) : root_(root) {}
+  Where(const Where& parent, std::string_view key) : parent_(&parent), key_(key) {}
+  Where(const Where& parent, std::size_t index)
+      : parent_(&parent), index_(index), is_index_(true) {}
+
+  std::string str() const {
+    if (parent_ == nullptr) return std::string(root_);
+    return parent_->str() + "/" + (is_index_ ? std::to_string(index_) : EscapePointerToken(key_));
+  }
+
+ private:
+  const Where* parent_ = nullptr;
+  std::string_view root_;
+  std::string_view key_;
+  std::size_t index_ = 0;
+  bool is_index_ = false;
+};
+
 // Typed access to a field that may be absent; a present field of the wrong type throws with
-// its pointer, so the user learns exactly what to fix (as kubectl's decoder would).
+// its pointer, so the user learns exactly what to fix (as kubectl's decoder would). The Where
+// a Reader is given (and its parents) must outlive it.
 class Reader {
  public:
-  Reader(const json& object, std::string pointer) : obj_(object), ptr_(std::move(pointer)) {}
+  Reader(const json& object, const Where& where) : obj_(object), where_(where) {}
 
-  std::string Child(std::string_view key) const { return ptr_ + "/" + EscapePointerToken(key); }
+  Where Child(std::string_view key) const { return Where(where_, key); }
 
   const json* Field(std::string_view key) const {
-    auto it = obj_.find(std::string(key));
+    auto it = obj_.find(key);
     if (it == obj_.end() || it->is_null()) return nullptr;
     return &*it;
   }
@@ -45,7 +69,7 @@ class Reader {
     const json* v = Field(key);
     if (v == nullptr) return std::nullopt;
     if (!v->is_number_integer())
-      throw ManifestError(Child(key), "must be an integer, got " + Kind(*v));
+      throw ManifestError(Child(key).str(), "must be an integer, got " + Kind(*v));
     return v->get<long long>();
   }
 
@@ -57,35 +81,35 @@ class Reader {
                     : type == json::value_t::array  ? v->is_array()
                     : type == json::value_t::string ? v->is_string()
                                                     : v->is_boolean();
-    if (!ok) throw ManifestError(Child(key), std::string("must be ") + name + ", got " + Kind(*v));
+    if (!ok)
+      throw ManifestError(Child(key).str(), std::string("must be ") + name + ", got " + Kind(*v));
     return v;
   }
 
   const json& obj_;
-  std::string ptr_;
+  const Where& where_;
 };
 
-void RequireObject(const json& v, const std::string& pointer) {
-  if (!v.is_object()) throw ManifestError(pointer, "must be an object, got " + Kind(v));
+void RequireObject(const json& v, const Where& where) {
+  if (!v.is_object()) throw ManifestError(where.str(), "must be an object, got " + Kind(v));
 }
 
-std::map<std::string, std::string> ReadStringMap(const json* m, const std::string& pointer) {
+std::map<std::string, std::string> ReadStringMap(const json* m, const Where& where) {
   std::map<std::string, std::string> out;
   if (m == nullptr) return out;
   for (auto it = m->begin(); it != m->end(); ++it) {
     if (!it->is_string())
-      throw ManifestError(pointer + "/" + EscapePointerToken(it.key()),
-                          "must be a string, got " + Kind(*it));
+      throw ManifestError(Where(where, it.key()).str(), "must be a string, got " + Kind(*it));
     out[it.key()] = it->get<std::string>();
   }
   return out;
 }
 
-std::map<std::string, long long> ReadQuantities(const json* m, const std::string& pointer) {
+std::map<std::string, long long> ReadQuantities(const json* m, const Where& where) {
   std::map<std::string, long long> out;
   if (m == nullptr) return out;
   for (auto it = m->begin(); it != m->end(); ++it) {
-    const std::string field = pointer + "/" + EscapePointerToken(it.key());
+    const Where field(where, it.key());
     // The API server takes `nvidia.com/gpu:` with no value (pruned, or a zero Quantity).
     if (it->is_null()) continue;
     std::optional<long long> count;
@@ -95,21 +119,21 @@ std::map<std::string, long long> ReadQuantities(const json* m, const std::string
     } else if (it->is_string()) {
       count = ParseQuantityCount(it->get_ref<const std::string&>());
     } else {
-      throw ManifestError(field, "must be a quantity, got " + Kind(*it));
+      throw ManifestError(field.str(), "must be a quantity, got " + Kind(*it));
     }
-    if (!count) throw ManifestError(field, "is not a valid quantity");
+    if (!count) throw ManifestError(field.str(), "is not a valid quantity");
     out[it.key()] = *count;
   }
   return out;
 }
 
-std::vector<std::string> ReadStrings(const json* a, const std::string& pointer) {
+std::vector<std::string> ReadStrings(const json* a, const Where& where) {
   std::vector<std::string> out;
   if (a == nullptr) return out;
   for (std::size_t i = 0; i < a->size(); ++i) {
     const json& item = (*a)[i];
     if (!item.is_string())
-      throw ManifestError(pointer + "/" + std::to_string(i), "must be a string, got " + Kind(item));
+      throw ManifestError(Where(where, i).str(), "must be a string, got " + Kind(item));
     out.push_back(item.get<std::string>());
   }
   return out;
@@ -127,25 +151,26 @@ struct PodSecurity {
   std::optional<bool> run_as_non_root;
 };
 
-Container ReadContainer(const json& c, const std::string& pointer, std::size_t index,
+Container ReadContainer(const json& c, const Where& where, std::size_t index,
                         const policy::Policy& policy, const PodSecurity& pod) {
-  RequireObject(c, pointer);
-  Reader r(c, pointer);
+  RequireObject(c, where);
+  Reader r(c, where);
   Container out;
-  out.pointer = pointer;
+  out.pointer = where.str();
   out.index = index;
   out.name = r.String("name").value_or("");
   out.image = r.String("image").value_or("");
   if (const json* env = r.Array("env")) {
     out.has_env = true;
+    const Where env_where = r.Child("env");
     for (std::size_t i = 0; i < env->size(); ++i) {
-      const std::string ep = r.Child("env") + "/" + std::to_string(i);
+      const Where ep(env_where, i);
       RequireObject((*env)[i], ep);
       Reader er((*env)[i], ep);
       EnvVar var;
       var.index = i;
       auto name = er.String("name");
-      if (!name) throw ManifestError(ep + "/name", "is required");
+      if (!name) throw ManifestError(ep.str() + "/name", "is required");
       var.name = *name;
       var.value = er.String("value");
       var.from_ref = er.Object("valueFrom") != nullptr;
@@ -153,14 +178,16 @@ Container ReadContainer(const json& c, const std::string& pointer, std::size_t i
     }
   }
   if (const json* env_from = r.Array("envFrom")) {
+    const Where env_from_where = r.Child("envFrom");
     for (std::size_t i = 0; i < env_from->size(); ++i) {
-      const std::string ep = r.Child("envFrom") + "/" + std::to_string(i);
+      const Where ep(env_from_where, i);
       RequireObject((*env_from)[i], ep);
       out.env_from_prefixes.push_back(Reader((*env_from)[i], ep).String("prefix").value_or(""));
     }
   }
   if (const json* res = r.Object("resources")) {
-    Reader rr(*res, r.Child("resources"));
+    const Where res_where = r.Child("resources");
+    Reader rr(*res, res_where);
     out.limits = ReadQuantities(rr.Object("limits"), rr.Child("limits"));
     out.requests = ReadQuantities(rr.Object("requests"), rr.Child("requests"));
     if (const json* claims = rr.Array("claims")) {
@@ -173,13 +200,15 @@ Container ReadContainer(const json& c, const std::string& pointer, std::size_t i
   out.run_as_non_root = pod.run_as_non_root;
   if (const json* sc = r.Object("securityContext")) {
     out.has_security_context = true;
-    Reader sr(*sc, r.Child("securityContext"));
+    const Where sc_where = r.Child("securityContext");
+    Reader sr(*sc, sc_where);
     out.privileged = sr.Bool("privileged").value_or(false);
     if (auto u = sr.Integer("runAsUser")) out.run_as_user = u;
     if (auto n = sr.Bool("runAsNonRoot")) out.run_as_non_root = n;
     if (const json* caps = sr.Object("capabilities")) {
       out.has_capabilities = true;
-      Reader cr(*caps, sr.Child("capabilities"));
+      const Where caps_where = sr.Child("capabilities");
+      Reader cr(*caps, caps_where);
       const json* add = cr.Array("add");
       out.has_caps_add = add != nullptr;
       for (auto& cap : ReadStrings(add, cr.Child("add")))
@@ -190,16 +219,18 @@ Container ReadContainer(const json& c, const std::string& pointer, std::size_t i
   out.argv = ReadStrings(r.Array("command"), r.Child("command"));
   for (auto& a : ReadStrings(r.Array("args"), r.Child("args"))) out.argv.push_back(std::move(a));
   if (const json* ports = r.Array("ports")) {
+    const Where ports_where = r.Child("ports");
     for (std::size_t i = 0; i < ports->size(); ++i) {
-      const std::string pp = r.Child("ports") + "/" + std::to_string(i);
+      const Where pp(ports_where, i);
       RequireObject((*ports)[i], pp);
       if (auto port = Reader((*ports)[i], pp).Integer("containerPort")) out.ports.push_back(*port);
     }
   }
   if (const json* mounts = r.Array("volumeMounts")) {
     out.has_volume_mounts = true;
+    const Where mounts_where = r.Child("volumeMounts");
     for (std::size_t i = 0; i < mounts->size(); ++i) {
-      const std::string mp = r.Child("volumeMounts") + "/" + std::to_string(i);
+      const Where mp(mounts_where, i);
       RequireObject((*mounts)[i], mp);
       Reader mr((*mounts)[i], mp);
       out.mounts.push_back({mr.String("name").value_or(""), mr.String("mountPath").value_or("")});
@@ -210,13 +241,15 @@ Container ReadContainer(const json& c, const std::string& pointer, std::size_t i
 }
 
 PodTemplate ReadTemplate(const json& t, const std::string& pointer, const policy::Policy& policy) {
-  RequireObject(t, pointer.empty() ? "/" : pointer);
+  RequireObject(t, Where(pointer.empty() ? "/" : pointer));
   PodTemplate out;
   out.pointer = pointer;
-  Reader tr(t, pointer);
+  const Where where(pointer);
+  Reader tr(t, where);
   if (const json* md = tr.Object("metadata")) {
     out.has_metadata = true;
-    Reader mr(*md, tr.Child("metadata"));
+    const Where md_where = tr.Child("metadata");
+    Reader mr(*md, md_where);
     const json* ann = mr.Object("annotations");
     out.has_annotations = ann != nullptr;
     out.annotations = ReadStringMap(ann, mr.Child("annotations"));
@@ -224,33 +257,44 @@ PodTemplate ReadTemplate(const json& t, const std::string& pointer, const policy
   }
   const json* spec = tr.Object("spec");
   if (spec == nullptr) return out;
-  Reader sr(*spec, tr.Child("spec"));
+  const Where spec_where = tr.Child("spec");
+  Reader sr(*spec, spec_where);
   out.host_network = sr.Bool("hostNetwork").value_or(false);
   out.host_ipc = sr.Bool("hostIPC").value_or(false);
   out.dns_policy = sr.String("dnsPolicy");
   PodSecurity pod;
   if (const json* psc = sr.Object("securityContext")) {
-    Reader pr(*psc, sr.Child("securityContext"));
+    const Where psc_where = sr.Child("securityContext");
+    Reader pr(*psc, psc_where);
     pod.run_as_user = pr.Integer("runAsUser");
     pod.run_as_non_root = pr.Bool("runAsNonRoot");
   }
   if (const json* volumes = sr.Array("volumes")) {
     out.has_volumes = true;
+    const Where volumes_where = sr.Child("volumes");
     for (std::size_t i = 0; i < volumes->size(); ++i) {
-      const std::string vp = sr.Child("volumes") + "/" + std::to_string(i);
-      RequireObject((*volumes)[i], vp);
-      auto name = Reader((*volumes)[i], vp).String("name");
-      if (name) out.volumes[*name] = (*volumes)[i];
+      const json& v = (*volumes)[i];
+      const Where vp(volumes_where, i);
+      RequireObject(v, vp);
+      auto name = Reader(v, vp).String("name");
+      if (!name) continue;
+      Volume& volume = out.volumes[*name];
+      volume.host_path = v.contains("hostPath");
+      const auto empty_dir = v.find("emptyDir");
+      volume.memory_empty_dir = empty_dir != v.end() && empty_dir->is_object() &&
+                                empty_dir->value("medium", json()) == "Memory";
     }
   }
   if (const json* containers = sr.Array("containers")) {
+    const Where containers_where = sr.Child("containers");
     for (std::size_t i = 0; i < containers->size(); ++i)
-      out.containers.push_back(ReadContainer(
-          (*containers)[i], sr.Child("containers") + "/" + std::to_string(i), i, policy, pod));
+      out.containers.push_back(
+          ReadContainer((*containers)[i], Where(containers_where, i), i, policy, pod));
   }
   if (const json* init = sr.Array("initContainers")) {
+    const Where init_where = sr.Child("initContainers");
     for (std::size_t i = 0; i < init->size(); ++i) {
-      const std::string ip = sr.Child("initContainers") + "/" + std::to_string(i);
+      const Where ip(init_where, i);
       RequireObject((*init)[i], ip);
       if (auto image = Reader((*init)[i], ip).String("image")) out.init_images.push_back(*image);
     }
@@ -375,7 +419,7 @@ std::vector<std::string> Container::ResourceNames() const {
 
 bool PodTemplate::IsHostPathVolume(std::string_view name) const {
   auto it = volumes.find(std::string(name));
-  return it != volumes.end() && it->second.is_object() && it->second.contains("hostPath");
+  return it != volumes.end() && it->second.host_path;
 }
 
 long long PodTemplate::TotalClaim(std::string_view resource) const {
@@ -393,11 +437,7 @@ bool PodTemplate::HasMemoryShm(const Container& c) const {
   for (const auto& m : c.mounts) {
     if (m.mount_path != "/dev/shm" && m.mount_path != "/dev/shm/") continue;
     auto it = volumes.find(m.name);
-    if (it == volumes.end()) continue;
-    const json& v = it->second;
-    if (v.contains("emptyDir") && v["emptyDir"].is_object() && v["emptyDir"].contains("medium") &&
-        v["emptyDir"]["medium"] == "Memory")
-      return true;
+    if (it != volumes.end() && it->second.memory_empty_dir) return true;
   }
   return false;
 }
@@ -408,15 +448,17 @@ Workload Workload::Read(const json& object, const policy::Policy& policy,
     throw ManifestError("", "the document must be an object, got " + Kind(object));
   Workload w;
   w.object = &object;
-  Reader r(object, "");
+  const Where root("");
+  Reader r(object, root);
   w.api_version = r.String("apiVersion").value_or("");
   w.kind = r.String("kind").value_or("");
   w.ns = std::string(default_ns);
   if (const json* md = r.Object("metadata")) {
-    Reader mr(*md, "/metadata");
+    const Where md_where("/metadata");
+    Reader mr(*md, md_where);
     w.name = mr.String("name").value_or(mr.String("generateName").value_or(""));
     if (auto ns = mr.String("namespace"); ns && !ns->empty()) w.ns = *ns;
-    w.annotations = ReadStringMap(mr.Object("annotations"), "/metadata/annotations");
+    w.annotations = ReadStringMap(mr.Object("annotations"), mr.Child("annotations"));
   }
   w.kind_row = policy.FindKind(w.api_version, w.kind);
   if (w.kind_row == nullptr) return w;

@@ -87,6 +87,12 @@ struct Container {
   bool HasCapability(std::string_view cap) const;  // IPC_LOCK is implied by ALL
 };
 
+// What the rules need of a pod volume.
+struct Volume {
+  bool host_path = false;         // a hostPath volume
+  bool memory_empty_dir = false;  // an emptyDir with medium: Memory
+};
+
 struct PodTemplate {
   std::string pointer;  // "" for a Pod, else e.g. /spec/template
   std::string MetadataPointer() const { return pointer + "/metadata"; }
@@ -98,9 +104,9 @@ struct PodTemplate {
   bool host_ipc = false;
   std::optional<std::string> dns_policy;
   bool has_volumes = false;
-  std::map<std::string, nlohmann::json> volumes;  // name -> volume source
-  std::vector<Container> containers;              // regular containers (not init containers)
-  std::vector<std::string> init_images;           // images of init containers (plugin signs)
+  std::map<std::string, Volume> volumes;  // by name
+  std::vector<Container> containers;      // regular containers (not init containers)
+  std::vector<std::string> init_images;   // images of init containers (plugin signs)
   // One entry of spec.resourceClaims: its name and the template or claim it comes from.
   struct ResourceClaim {
     std::string name;
