@@ -5,8 +5,9 @@
 # is absent), the server integration suite, the end-to-end suite against a real kube-apiserver,
 # the chart suite, the container image (built with umoci + skopeo from the static binary in
 # build-static/, then inspected and run), the unit tests again under AddressSanitizer +
-# UndefinedBehaviorSanitizer, and the libFuzzer targets for a bounded time each
-# (tests/fuzz/run.sh; clang-16).
+# UndefinedBehaviorSanitizer, the libFuzzer targets for a bounded time each
+# (tests/fuzz/run.sh; clang-16), and a one-minute soak of the server under certificate and policy
+# rotation (tests/soak/run.sh --ci; asserts correctness only, never timing).
 #
 #   scripts/test.sh                 # everything
 #   scripts/test.sh unit cli        # only these stages (names below)
@@ -15,7 +16,7 @@
 set -uo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$REPO"
-ALL=(format build unit cli realworld integration e2e chart image sanitizers fuzz)
+ALL=(format build unit cli realworld integration e2e chart image sanitizers fuzz soak)
 STAGES=("$@")
 ((${#STAGES[@]})) || STAGES=("${ALL[@]}")
 export RW_BINARY="$REPO/build/rdma-webhook"
@@ -57,6 +58,7 @@ for s in "${STAGES[@]}"; do
     image) stage image tests/image/run.sh ;;
     sanitizers) stage sanitizers sanitizers ;;
     fuzz) stage fuzz tests/fuzz/run.sh ;;
+    soak) stage soak tests/soak/run.sh --ci ;;
     *) echo "unknown stage '$s' (stages: ${ALL[*]})" >&2; exit 2 ;;
   esac
 done

@@ -69,7 +69,8 @@ void AddWarning(std::vector<std::string>& warnings, const rules::Finding& f) {
 std::string DenialMessage(const Request& request,
                           const std::vector<const rules::Finding*>& errors) {
   const json& object = request.object;
-  std::string kind = object.value("kind", std::string("object"));
+  const json& k = At(object, "/kind");  // value() would throw on a kind that is no string
+  std::string kind = k.is_string() ? k.get<std::string>() : "object";
   std::string name = request.name;
   if (name.empty()) {
     const json& n = At(object, "/metadata/name");
@@ -226,7 +227,8 @@ Outcome Webhook::Handle(Endpoint endpoint, std::string_view body,
     out.dry_run = request.dry_run;
     const json& subject = request.object.is_object() ? request.object : request.old_object;
     if (subject.is_object()) {
-      out.kind = subject.value("kind", std::string());
+      const json& kind = At(subject, "/kind");  // value() would throw on one that is no string
+      if (kind.is_string()) out.kind = kind.get<std::string>();
       // The API server leaves request.name empty for generateName; the log still names it.
       if (out.name.empty()) {
         const json& name = At(subject, "/metadata/name");

@@ -1,0 +1,3 @@
+module rdma-webhook/tests/soak/client
+
+go 1.26
