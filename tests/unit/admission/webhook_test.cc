@@ -384,6 +384,21 @@ TEST(Webhook, NumberOverflowOutsideAReviewIs400WithoutReview) {
   EXPECT_TRUE(json::parse(o.body).contains("error"));
 }
 
+// Found by the fuzzer: reading the kind for the log line threw on a kind that is not a string.
+TEST(Webhook, KindThatIsNotAStringIsNeverAnInternalError) {
+  for (const char* review :
+       {R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u1",
+            "operation":"CREATE","namespace":"hn-deny","object":{"kind":{"a":1}}}})",
+        R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u1",
+            "operation":"DELETE","namespace":"hn-deny","oldObject":{"kind":7}}})"}) {
+    for (const auto endpoint : {Endpoint::kMutate, Endpoint::kValidate}) {
+      const Outcome o = Webhook().Handle(endpoint, review, TestPolicy());
+      EXPECT_LT(o.http_status, 500) << review;
+      EXPECT_EQ(json::parse(o.body)["response"]["uid"], "u1") << o.body;
+    }
+  }
+}
+
 TEST(Webhook, BarrierTurnsExceptionsInto500EchoingUid) {
   const Webhook failing([](Endpoint, const Request&, const policy::Policy&) -> Decision {
     throw std::logic_error("boom");
