@@ -84,10 +84,7 @@ std::string DenialMessage(const Request& request,
     if (i > 0) message += "; ";
     message += "[" + f.rule + "]";
     if (!f.pointer.empty()) message += " at " + f.pointer;
-    message += ": " + f.message;
-    if (!f.fix.empty() && f.message.find(f.fix) == std::string::npos) {
-      message += " Fix: " + f.fix;
-    }
+    message += ": " + f.Text();
   }
   return message;
 }

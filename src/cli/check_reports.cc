@@ -118,7 +118,7 @@ json ToSarif(const std::vector<Checked>& results, const std::vector<InputError>&
       json result = {
           {"ruleId", f.rule},
           {"level", Level(f.severity)},
-          {"message", {{"text", f.message}}},
+          {"message", {{"text", f.Text()}}},
           {"locations", json::array({{{"physicalLocation", std::move(physical)},
                                       {"logicalLocations",
                                        json::array({{{"fullyQualifiedName", c.source + f.pointer},
@@ -179,7 +179,7 @@ std::string ToJunit(const std::vector<Checked>& results, const std::vector<Input
     std::size_t n_errors = 0;
     for (const auto& f : c.diagnosis.findings) {
       const std::string line = Level(f.severity) + " " + f.rule + " at " + Located(c, f.pointer) +
-                               "\n  " + f.message + "\n";
+                               "\n  " + f.Text() + "\n";
       if (f.severity == Severity::kError) {
         if (n_errors++ == 0) first_error = f.rule;
         failure += line;

@@ -60,8 +60,7 @@ struct Rule {
   // For rules whose table severity depends on a condition (`error / warning` in the contract).
   void ReportAs(Severity s, Findings& out, std::string pointer, std::string message,
                 std::string fix) const {
-    out.push_back({std::string(id), s, std::move(message) + " Fix: " + fix, std::move(fix),
-                   std::move(pointer)});
+    out.push_back({std::string(id), s, std::move(message), std::move(fix), std::move(pointer)});
   }
 };
 const std::vector<Rule>& Rules();

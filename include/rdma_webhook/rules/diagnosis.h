@@ -18,9 +18,13 @@ std::string_view ToString(Severity s);
 struct Finding {
   std::string rule;
   Severity severity = Severity::kError;
-  std::string message;  // what is wrong, why it breaks RDMA, and the fix
-  std::string fix;      // the fix alone, short (admission warnings: "<rule>: <fix>")
+  std::string message;  // what is wrong and why it breaks RDMA
+  std::string fix;      // what to change, short (admission warnings: "<rule>: <fix>")
   std::string pointer;  // RFC 6901 pointer into the object
+
+  // The message and the fix as one text ("... Fix: ..."): what the JSON, SARIF and JUnit
+  // outputs and a denial carry, where a finding's message must name its fix.
+  std::string Text() const { return fix.empty() ? message : message + " Fix: " + fix; }
 };
 
 struct TemplateDiagnosis {

@@ -317,8 +317,10 @@ TEST(Findings, MessagesSayWhyAndHowToFix) {
   const auto d = Diagnose(Yaml(Pod("default", "", kGpuVf, kNet)), TestPolicy(), "default");
   ASSERT_FALSE(d.findings.empty());
   for (const auto& f : d.findings) {
-    EXPECT_NE(f.message.find("Fix: "), std::string::npos) << f.rule;
+    // The message and the fix are kept apart; the outputs join them.
+    EXPECT_EQ(f.message.find("Fix: "), std::string::npos) << f.rule;
     EXPECT_FALSE(f.fix.empty()) << f.rule;
+    EXPECT_EQ(f.Text(), f.message + " Fix: " + f.fix) << f.rule;
     EXPECT_FALSE(f.pointer.empty()) << f.rule;
   }
 }
