@@ -268,7 +268,8 @@ bool Blank(std::string_view text) {
 bool IsDocument(const Chunk& chunk) { return chunk.explicit_start || !Blank(chunk.text); }
 
 // Documents are split before parsing so that one broken document leaves the others readable.
-std::vector<Chunk> SplitDocuments(std::string_view text) {
+// `keep_all`: also the chunks that are no document (SplitStreamText keeps their comments).
+std::vector<Chunk> SplitDocuments(std::string_view text, bool keep_all = false) {
   std::vector<Chunk> chunks;
   Chunk current{"", 1};
   std::size_t line_no = 1;
@@ -278,11 +279,11 @@ std::vector<Chunk> SplitDocuments(std::string_view text) {
     if (end == std::string_view::npos) end = text.size();
     std::string_view line = text.substr(pos, end - pos);
     if (IsMarker(line, "---")) {
-      if (IsDocument(current)) chunks.push_back(std::move(current));
+      if (keep_all || IsDocument(current)) chunks.push_back(std::move(current));
       // Content after `--- ` on the same line belongs to the new document.
       current = Chunk{std::string(line.substr(3)) + "\n", line_no, 3, true};
     } else if (IsMarker(line, "...")) {
-      if (IsDocument(current)) chunks.push_back(std::move(current));
+      if (keep_all || IsDocument(current)) chunks.push_back(std::move(current));
       current = Chunk{"", line_no + 1};
     } else {
       if (current.text.empty() && !current.explicit_start) current.first_line = line_no;
@@ -293,7 +294,7 @@ std::vector<Chunk> SplitDocuments(std::string_view text) {
     pos = end + 1;
     ++line_no;
   }
-  if (IsDocument(current)) chunks.push_back(std::move(current));
+  if (keep_all || IsDocument(current)) chunks.push_back(std::move(current));
   return chunks;
 }
 
@@ -531,6 +532,27 @@ std::vector<SourceDocument> ParseStream(std::string_view text, DuplicateKeys dup
   std::size_t index = 0;
   for (const Chunk& chunk : SplitDocuments(text))
     docs.push_back(ParseChunk(chunk, index++, duplicates, positions));
+  return docs;
+}
+
+std::vector<DocumentText> SplitStreamText(std::string_view text) {
+  std::vector<DocumentText> docs;
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
+  if (LooksLikeJson(text) && InvalidUtf8At(text) == std::string_view::npos &&
+      JsonNestingDepth(text) <= kMaxNestingDepth &&
+      !json::parse(text, nullptr, false).is_discarded()) {
+    docs.push_back({"", std::string(text), false, true});
+    return docs;
+  }
+  std::string leading;  // the text of chunks that are no document (comments before a `---`)
+  for (Chunk& chunk : SplitDocuments(text, /*keep_all=*/true)) {
+    if (!IsDocument(chunk)) {
+      leading += chunk.text;
+      continue;
+    }
+    docs.push_back({std::move(leading), std::move(chunk.text), chunk.explicit_start, false});
+    leading.clear();
+  }
   return docs;
 }
 
