@@ -75,8 +75,11 @@ InputDocument Unreadable(std::string source, std::string error, bool whole_file)
 }
 
 void AddDocuments(const std::string& source, const std::string& text, codec::Positions positions,
-                  std::vector<InputDocument>& out) {
+                  bool keep_text, std::vector<InputDocument>& out) {
   const std::size_t first = out.size();
+  std::shared_ptr<const std::vector<codec::DocumentText>> texts;
+  if (keep_text)
+    texts = std::make_shared<std::vector<codec::DocumentText>>(codec::SplitStreamText(text));
   for (auto& doc : codec::ParseStream(text, codec::DuplicateKeys::kLastWins, positions)) {
     const std::string where = source + "#" + std::to_string(doc.index);
     if (!doc.error.empty()) {
@@ -93,13 +96,19 @@ void AddDocuments(const std::string& source, const std::string& text, codec::Pos
         out.push_back(Readable(where + item, std::move(value["items"][i]),
                                DuplicatesUnder(doc.duplicate_keys, item),
                                PositionsUnder(doc.positions, item)));
+        out.back().document = doc.index;
+        out.back().item = item;
       }
       continue;
     }
     out.push_back(Readable(where, std::move(value), DuplicatesUnder(doc.duplicate_keys, ""),
                            std::move(doc.positions)));
+    out.back().document = doc.index;
   }
-  for (std::size_t i = first; i < out.size(); ++i) out[i].file = source;
+  for (std::size_t i = first; i < out.size(); ++i) {
+    out[i].file = source;
+    out[i].texts = texts;
+  }
 }
 
 bool IsManifestFile(const fs::path& p) {
@@ -134,7 +143,7 @@ std::string ReadFileText(const std::string& path) {
 }
 
 std::vector<InputDocument> ReadInputs(const std::vector<std::string>& args,
-                                      codec::Positions positions) {
+                                      codec::Positions positions, bool keep_text) {
   std::vector<InputDocument> out;
   for (const auto& arg : args) {
     std::vector<std::string> files;
@@ -153,7 +162,7 @@ std::vector<InputDocument> ReadInputs(const std::vector<std::string>& args,
     }
     for (const auto& file : files) {
       try {
-        AddDocuments(file, ReadFileText(file), positions, out);
+        AddDocuments(file, ReadFileText(file), positions, keep_text, out);
       } catch (const std::exception& e) {
         std::string message = e.what();
         if (message.rfind(file + ": ", 0) == 0) message.erase(0, file.size() + 2);

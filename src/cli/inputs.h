@@ -1,6 +1,7 @@
 #pragma once
 // Manifests named on the command line: files, directories and stdin, split into documents
 // with `List` objects expanded. This is the CLI's I/O edge; the core sees only JSON values.
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,6 +26,11 @@ struct InputDocument {
   std::vector<codec::DuplicateKey> duplicate_keys;
   // Where each value is written in the file (pointers into `object`), when asked for.
   codec::PositionMap positions;
+  // Only when ReadInputs keeps the text: the file's documents as written (shared by them), the
+  // index of this one among them, and the List item's pointer ("" for a whole document).
+  std::shared_ptr<const std::vector<codec::DocumentText>> texts;
+  std::size_t document = 0;
+  std::string item;
 };
 
 struct InputError {
@@ -35,9 +41,11 @@ struct InputError {
 
 // Reads every argument in order; a broken file or document is an entry with its error, never an
 // abort. YAML is read as kubectl reads it: a repeated mapping key keeps its last value.
-// With codec::Positions::kRecord each document carries its values' positions.
+// With codec::Positions::kRecord each document carries its values' positions; with `keep_text`
+// its text as written (for `mutate -o yaml`, which writes it again in its own order).
 std::vector<InputDocument> ReadInputs(const std::vector<std::string>& args,
-                                      codec::Positions positions = codec::Positions::kSkip);
+                                      codec::Positions positions = codec::Positions::kSkip,
+                                      bool keep_text = false);
 
 // Reads a whole file (or "-" for stdin) with a size cap; throws std::runtime_error naming it.
 std::string ReadFileText(const std::string& path);

@@ -3,13 +3,13 @@
 // indentation), edited with an RFC 6902 patch and rendered again, so that the diff of a mutated
 // manifest shows only what changed. Pure: text in, text out.
 //
-// What is not kept (the reader, yaml-cpp, does not report it): blank lines, anchors and aliases
-// (expanded), `<<` merge keys (their keys are written out), tags, the quoting style of scalars
-// (quotes are written where a YAML 1.1 reader needs them), folded `>` scalars (written `|`),
-// flow mappings and flow lists holding collections (written as blocks), and the indentation
-// of mappings (2 spaces). Comments are kept on their line: a comment line before the key or
-// item that follows it, a comment after a value at the end of that line; a comment inside a
-// removed or replaced flow collection goes with it.
+// Kept: key order, comment lines (before the key or item that follows them), end-of-line
+// comments (with the blanks before them), blank lines, block scalars, quoting of scalars, flow
+// lists and mappings of scalars, the indentation of block lists. Not kept (the reader, yaml-cpp,
+// does not report them): anchors and aliases (expanded), `<<` merge keys (their keys written
+// out), tags, folded `>` scalars (written `|`), flow collections holding collections (written
+// as blocks), the indentation width of mappings (2 spaces), blank lines right after a block
+// scalar (they may be its content). Comments inside a value the patch replaces go with it.
 #include <memory>
 #include <optional>
 #include <string>
