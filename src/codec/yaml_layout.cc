@@ -609,6 +609,7 @@ int SeqIndentOf(const Node& n) {
 }  // namespace
 
 struct YamlLayout::Impl {
+  bool json = false;  // JSON text: its quotes and braces are JSON's, not a YAML writer's choice
   std::vector<std::string> lines;
   YAML::Node root;
   std::vector<Comment> comments;
@@ -622,6 +623,9 @@ std::optional<YamlLayout> YamlLayout::Read(const DocumentText& document) {
     return std::nullopt;
   }
   impl->lines = Lines(document.body);
+  const auto first = document.body.find_first_not_of(" \t\r\n");
+  impl->json = document.json || (first != std::string::npos &&
+                                 (document.body[first] == '{' || document.body[first] == '['));
   if (!document.json) impl->comments = CommentsAndBlankLines(impl->root, impl->lines);
   return YamlLayout(std::move(impl));
 }
@@ -674,7 +678,7 @@ std::optional<std::string> YamlLayout::RenderOrThrow(std::string_view pointer, c
     if (!Apply(root, op)) return std::nullopt;
   const int written = SeqIndentOf(root);
   const int seq_indent = written >= 0 ? written : 2;
-  for (const bool plain : {false, true}) {
+  for (const bool plain : {impl_->json, true}) {
     std::string text;
     if (!Writer(plain, seq_indent).Document(root, after, text)) return std::nullopt;
     const auto docs = ParseStream(text, DuplicateKeys::kRefuse);

@@ -2,6 +2,7 @@
 (issue 10, point 8): each mapping's key order (added keys last), comments, documents the webhook
 leaves alone as written; and the YAML still reads back as exactly the mutated object (`-o json`).
 """
+import json
 import re
 
 import pytest
@@ -153,3 +154,14 @@ def test_mutating_the_output_again_changes_nothing(path, tmp_path):
 def test_what_is_lost_is_said_in_the_help():
     r = rw("mutate", "--help")
     assert "key order with its comments" in r.out and "Lost in a changed" in r.out, r
+
+
+def test_json_input_is_written_as_plain_yaml_in_its_key_order(write):
+    obj = {"kind": "Pod", "apiVersion": "v1",
+           "metadata": {"namespace": "rdma-host-a", "name": "j"},
+           "spec": {"containers": [{"name": "c", "image": "x",
+                                    "resources": {"limits": {"nvidia.com/gpu": 8}}}]}}
+    p = write(json.dumps(obj), "pod.json")
+    ry, rj = rw("mutate", p), rw("mutate", "-o", "json", p)
+    assert yaml.safe_load(ry.out) == rj.json_lines()[0], ry
+    assert ry.out.startswith("kind: Pod\napiVersion: v1\nmetadata:\n  namespace: rdma-host-a\n"), ry
