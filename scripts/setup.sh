@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what building, running and testing rdma-webhook needs on a fresh Debian 12 machine:
 # Debian packages (as root, with apt-get), Python test modules (pip), and, with --test, Helm
-# (built from source with `go install`). Skips whatever is already present, so it is cheap to
-# run before every build.
+# and (when none is on PATH) kubectl, both built from source with the Go toolchain into
+# .cache/bin. Skips whatever is already present, so it is cheap to run before every build.
+# Not installed: the Go toolchain itself (--test needs Go >= 1.24; Debian 12's golang is 1.19).
 #
 #   scripts/setup.sh           # build and run
 #   scripts/setup.sh --test    # also what the test suites need
@@ -11,7 +12,8 @@ REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 want_test=0
 [ "${1:-}" = "--test" ] && want_test=1
 
-packages=(g++ cmake ninja-build pkg-config git openssl curl
+# jq: `make run` decodes the sample answer's base64 patch with it
+packages=(g++ cmake ninja-build pkg-config git openssl curl jq
           libboost1.81-dev libssl-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
           libyaml-cpp-dev libcli11-dev libgtest-dev libgmock-dev)
 # prometheus: for promtool, which checks and unit-tests the chart's alerts (tests/chart)
@@ -43,7 +45,16 @@ if [ "$want_test" = 1 ]; then
     mod=${spec%%:*} pkg=${spec#*:}
     "$py" -c "import $mod" 2>/dev/null || "$py" -m pip install --quiet "$pkg"
   done
-  command -v go >/dev/null || { echo "setup: the Go toolchain is needed for Helm and the e2e control plane" >&2; exit 1; }
+  # Helm v3.19 and tests/chart/kvalidate declare go 1.24; the e2e control plane 1.23.
+  go_minor=$(go env GOVERSION 2>/dev/null | sed -n 's/^go1\.\([0-9]*\).*/\1/p')
+  if [ -z "$go_minor" ] || [ "$go_minor" -lt 24 ]; then
+    echo "setup: the test suites need the Go toolchain >= 1.24 on PATH (found:" \
+         "$(go version 2>/dev/null || echo none); Debian 12's golang package is 1.19)" >&2
+    exit 1
+  fi
   "$REPO/scripts/install-helm.sh" >/dev/null
+  # The e2e suite drives its control plane with kubectl; built once (minutes) when none is found.
+  command -v kubectl >/dev/null || [ -x "$REPO/.cache/bin/kubectl" ] ||
+    "$REPO/scripts/install-kubectl.sh" >/dev/null
 fi
 echo "setup: ok" >&2

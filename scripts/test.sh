@@ -20,6 +20,8 @@ ALL=(format build unit cli realworld integration e2e chart image sanitizers fuzz
 STAGES=("$@")
 ((${#STAGES[@]})) || STAGES=("${ALL[@]}")
 export RW_BINARY="$REPO/build/rdma-webhook"
+# kubectl that scripts/setup.sh built when the machine has none (after the system's).
+export PATH="$PATH:$REPO/.cache/bin"
 
 passed=() failed=()
 stage() {  # stage NAME COMMAND...
@@ -35,11 +37,20 @@ format_check() {
   mapfile -t files < <(git ls-files '*.cc' '*.h' | grep -v '^tests/e2e/')
   clang-format --dry-run --Werror "${files[@]}"
 }
-unit() { ctest --test-dir build --output-on-failure -j "$(nproc)" --timeout 300; }
+# ctest prints two lines per test; keep what fails (with its output) and the summary.
+quiet_ctest() {  # quiet_ctest BUILD_DIR TIMEOUT
+  local log rc=0
+  log=$(mktemp)
+  ctest --test-dir "$1" --output-on-failure -j "$(nproc)" --timeout "$2" >"$log" 2>&1 || rc=$?
+  grep -vE '^ *Start +[0-9]+: |^ *[0-9]+/[0-9]+ Test +#[0-9]+: .* +Passed +[0-9.]+ sec$' "$log"
+  rm -f "$log"
+  return "$rc"
+}
+unit() { quiet_ctest build 300; }
 sanitizers() {
   BUILD_DIR="$REPO/build-asan" scripts/build.sh -DRW_SANITIZE=ON -DRW_BUILD_TESTS=ON -DCMAKE_BUILD_TYPE=Debug &&
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-      ctest --test-dir build-asan --output-on-failure -j "$(nproc)" --timeout 600 &&
+      quiet_ctest build-asan 600 &&
     RW_BINARY="$REPO/build-asan/rdma-webhook" ASAN_OPTIONS=detect_leaks=1 \
       tests/cli/run.sh -k "not fuzz"
 }

@@ -42,6 +42,8 @@ InputDocument FromEntry(const std::string& name, codec::StreamEntry&& entry) {
   doc.error = std::move(entry.doc.error);
   doc.duplicate_keys = std::move(entry.doc.duplicate_keys);
   doc.positions = std::move(entry.doc.positions);
+  doc.document = entry.doc.index;
+  if (entry.item) doc.item = "/items/" + std::to_string(*entry.item);
   return doc;
 }
 
@@ -81,6 +83,34 @@ std::FILE* RewindableStdin(File& owned) {
     throw std::runtime_error(std::string("read error: ") + std::strerror(errno));
   std::rewind(owned.get());
   return owned.get();
+}
+
+// A file read whole and kept: its documents carry their text as written.
+void ReadFileKeepingText(const std::string& file, codec::Positions positions,
+                         const DocumentVisitor& visit) {
+  const std::string text = ReadFileText(file);
+  const auto texts =
+      std::make_shared<const std::vector<codec::DocumentText>>(codec::SplitStreamText(text));
+  std::size_t offset = 0;
+  const codec::Pull pull = [&](char* buffer, std::size_t capacity) {
+    const std::size_t n = std::min(capacity, text.size() - offset);
+    std::copy_n(text.data() + offset, n, buffer);
+    offset += n;
+    return n;
+  };
+  codec::StreamOptions options;
+  options.positions = positions;
+  codec::ReadStream(
+      pull, [&] { offset = 0; }, options,
+      [&](codec::StreamEntry&& entry) {
+        InputDocument doc = FromEntry(file, std::move(entry));
+        doc.texts = texts;
+        try {
+          visit(std::move(doc));
+        } catch (...) {
+          throw VisitorFailure{std::current_exception()};
+        }
+      });
 }
 
 void ReadFile(const std::string& file, codec::Positions positions, const DocumentVisitor& visit) {
@@ -154,7 +184,7 @@ void ForEachDocumentOf(const std::string& name, const codec::Pull& pull, bool js
 }
 
 void ForEachInput(const std::vector<std::string>& args, codec::Positions positions,
-                  const DocumentVisitor& visit) {
+                  const DocumentVisitor& visit, bool keep_text) {
   for (const auto& arg : args) {
     std::vector<std::string> files;
     std::error_code ec;
@@ -173,7 +203,10 @@ void ForEachInput(const std::vector<std::string>& args, codec::Positions positio
     }
     for (const auto& file : files) {
       try {
-        ReadFile(file, positions, visit);
+        if (keep_text)
+          ReadFileKeepingText(file, positions, visit);
+        else
+          ReadFile(file, positions, visit);
       } catch (const VisitorFailure& failure) {
         std::rethrow_exception(failure.error);
       } catch (const std::exception& e) {

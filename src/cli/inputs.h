@@ -2,6 +2,7 @@
 // Manifests named on the command line: files, directories and stdin, split into documents
 // with `List` objects expanded. This is the CLI's I/O edge; the core sees only JSON values.
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +28,11 @@ struct InputDocument {
   std::vector<codec::DuplicateKey> duplicate_keys;
   // Where each value is written in the file (pointers into `object`), when asked for.
   codec::PositionMap positions;
+  // Only when the text is kept: the file's documents as written (shared by them), the index of
+  // this one among them, and the List item's pointer ("" for a whole document).
+  std::shared_ptr<const std::vector<codec::DocumentText>> texts;
+  std::size_t document = 0;
+  std::string item;
 };
 
 struct InputError {
@@ -42,9 +48,11 @@ using DocumentVisitor = std::function<void(InputDocument&&)>;
 // its error, never an abort. YAML is read as kubectl reads it: a repeated mapping key keeps its
 // last value. With codec::Positions::kRecord each document carries its values' positions.
 // Stdin that is not a regular file is first copied to a temporary file: a JSON List is read
-// twice (see codec::ReadStream).
+// twice (see codec::ReadStream). `keep_text` (for `mutate -o yaml`, which writes a document
+// again in its own order with its comments) reads each file whole, up to 64 MiB, and gives every
+// document its text as written.
 void ForEachInput(const std::vector<std::string>& args, codec::Positions positions,
-                  const DocumentVisitor& visit);
+                  const DocumentVisitor& visit, bool keep_text = false);
 
 // The documents of one stream named `name` (sources "name#doc..."), e.g. a child process's
 // output; `json_list`: the producer promises one JSON List, read as it arrives.

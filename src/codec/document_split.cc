@@ -16,13 +16,11 @@ bool IsMarker(std::string_view line, std::string_view marker) {
          line[marker.size()] == '\t' || line[marker.size()] == '\r';
 }
 
-// A chunk is a document when it began with `---` or holds a node. Comments (a licence header)
-// before the first `---`, or after a `...`, are no document: PyYAML and kubectl count that way.
+}  // namespace
+
 bool IsDocument(const Chunk& chunk) {
   return chunk.explicit_start || chunk.oversized || !Blank(chunk.text);
 }
-
-}  // namespace
 
 bool Blank(std::string_view text) {
   std::size_t pos = 0;
@@ -39,7 +37,7 @@ bool Blank(std::string_view text) {
 }
 
 std::optional<Chunk> DocumentSplitter::Close() {
-  if (!IsDocument(current_)) return std::nullopt;
+  if (!keep_all_ && !IsDocument(current_)) return std::nullopt;
   return std::move(current_);
 }
 
@@ -74,9 +72,9 @@ std::optional<Chunk> DocumentSplitter::Finish() {
   return done;
 }
 
-std::vector<Chunk> SplitDocuments(std::string_view text) {
+std::vector<Chunk> SplitDocuments(std::string_view text, bool keep_all) {
   std::vector<Chunk> chunks;
-  DocumentSplitter splitter;
+  DocumentSplitter splitter(std::string::npos, keep_all);
   std::size_t pos = 0;
   while (true) {
     std::size_t end = text.find('\n', pos);

@@ -25,7 +25,10 @@ struct Chunk {
 // Documents are split before parsing so that one broken document leaves the others readable.
 class DocumentSplitter {
  public:
-  explicit DocumentSplitter(std::size_t max_bytes = std::string::npos) : max_bytes_(max_bytes) {}
+  // `keep_all`: also hand out the chunks that are no document (SplitStreamText keeps their
+  // comments).
+  explicit DocumentSplitter(std::size_t max_bytes = std::string::npos, bool keep_all = false)
+      : max_bytes_(max_bytes), keep_all_(keep_all) {}
   // The next line, without its '\n'; returns the document this line ended, if any.
   std::optional<Chunk> AddLine(std::string_view line);
   // The last document, if any.
@@ -34,11 +37,16 @@ class DocumentSplitter {
  private:
   std::optional<Chunk> Close();
   std::size_t max_bytes_;
+  bool keep_all_;
   std::size_t line_no_ = 1;
   Chunk current_{"", 1};
 };
 
-std::vector<Chunk> SplitDocuments(std::string_view text);
+std::vector<Chunk> SplitDocuments(std::string_view text, bool keep_all = false);
+
+// A chunk is a document when it began with `---` or holds a node. Comments (a licence header)
+// before the first `---`, or after a `...`, are no document: PyYAML and kubectl count that way.
+bool IsDocument(const Chunk& chunk);
 
 // True when the text has no node: only blank lines, comments and (`%`) directives.
 bool Blank(std::string_view text);

@@ -476,6 +476,27 @@ std::vector<SourceDocument> ParseStream(std::string_view text, DuplicateKeys dup
   return docs;
 }
 
+std::vector<DocumentText> SplitStreamText(std::string_view text) {
+  std::vector<DocumentText> docs;
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
+  if (LooksLikeJson(text) && InvalidUtf8At(text) == std::string_view::npos &&
+      JsonNestingDepth(text) <= kMaxNestingDepth &&
+      !json::parse(text, nullptr, false).is_discarded()) {
+    docs.push_back({"", std::string(text), false, true});
+    return docs;
+  }
+  std::string leading;  // the text of chunks that are no document (comments before a `---`)
+  for (Chunk& chunk : SplitDocuments(text, /*keep_all=*/true)) {
+    if (!IsDocument(chunk)) {
+      leading += chunk.text;
+      continue;
+    }
+    docs.push_back({std::move(leading), std::move(chunk.text), chunk.explicit_start, false});
+    leading.clear();
+  }
+  return docs;
+}
+
 std::string ToYaml(const json& value) {
   YAML::Emitter out;
   out.SetIndent(2);

@@ -72,6 +72,18 @@ std::vector<SourceDocument> ParseStream(std::string_view text,
                                         DuplicateKeys duplicates = DuplicateKeys::kRefuse,
                                         Positions positions = Positions::kSkip);
 
+// One document of a stream as written, numbered as ParseStream numbers them: for what is to be
+// printed again unchanged, or re-rendered in its own order with its comments (yaml_layout.h).
+struct DocumentText {
+  std::string leading;          // comment lines before its `---` that belong to no document
+  std::string body;             // the text the reader parses (after `---` on its line, if any)
+  bool explicit_start = false;  // began with a `---` line: written is "---" + body
+  bool json = false;            // the whole stream was one JSON text
+};
+
+// The documents of a stream, index for index those of ParseStream (the same splitting).
+std::vector<DocumentText> SplitStreamText(std::string_view text);
+
 // Renders a value as block YAML (strings that would read back as another type are quoted).
 std::string ToYaml(const nlohmann::json& value);
 
