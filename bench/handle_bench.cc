@@ -1,0 +1,171 @@
+// In-process cost of one admission review, without sockets, TLS or HTTP: the whole
+// `admission::Webhook::Handle` and each stage it is made of, on the bench bodies
+// (bench/make_reviews.py), with the embedded default policy. Median time and heap allocations
+// per call. `--loop` runs one case for a while so `perf record` can sample it.
+//
+//   handle_bench BODY_DIR [ROUNDS=15]
+//   handle_bench BODY_DIR --loop BODY mutate|validate SECONDS
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "alloc_count.h"
+#include "rdma_webhook/admission/review.h"
+#include "rdma_webhook/admission/webhook.h"
+#include "rdma_webhook/codec/yaml.h"
+#include "rdma_webhook/mutate/mutation.h"
+#include "rdma_webhook/policy/policy.h"
+#include "rdma_webhook/rules/diagnosis.h"
+#include "rdma_webhook/workload/workload.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// CPU time of this thread: on a shared machine the wall clock also counts the time other
+// processes held the core; this does not.
+double ThreadCpuUs() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e6 + static_cast<double>(ts.tv_nsec) / 1e3;
+}
+using nlohmann::json;
+namespace adm = rw::admission;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    std::fprintf(stderr, "handle_bench: cannot read %s\n", path.c_str());
+    std::exit(2);
+  }
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+volatile std::size_t g_sink = 0;  // keeps results alive so the optimiser cannot drop the work
+
+struct Stat {
+  double us = 0;
+  double allocs = 0;
+};
+
+// Median over `rounds` of the mean thread CPU time of a batch sized to last ~20 ms.
+Stat Measure(const std::function<void()>& f, int rounds) {
+  f();  // warm caches and the policy's lazy state
+  int batch = 1;
+  for (;;) {
+    const double t0 = ThreadCpuUs();
+    for (int i = 0; i < batch; ++i) f();
+    if (ThreadCpuUs() - t0 > 20000 || batch > (1 << 20)) break;
+    batch *= 2;
+  }
+  std::vector<double> times;
+  const auto a0 = rw::bench::AllocCount();
+  for (int r = 0; r < rounds; ++r) {
+    const double t0 = ThreadCpuUs();
+    for (int i = 0; i < batch; ++i) f();
+    times.push_back((ThreadCpuUs() - t0) / batch);
+  }
+  const auto a1 = rw::bench::AllocCount();
+  std::sort(times.begin(), times.end());
+  return {times[times.size() / 2], static_cast<double>(a1 - a0) / (rounds * batch)};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: handle_bench BODY_DIR [ROUNDS] | BODY_DIR --loop BODY EP SECS\n");
+    return 2;
+  }
+  const std::string dir = argv[1];
+  const rw::policy::Policy& policy = rw::policy::DefaultPolicy();
+  const adm::Webhook webhook;
+
+  if (argc >= 6 && std::string(argv[2]) == "--loop") {
+    const std::string body = ReadFile(dir + "/" + argv[3] + ".json");
+    const auto ep =
+        std::string(argv[4]) == "validate" ? adm::Endpoint::kValidate : adm::Endpoint::kMutate;
+    const double secs = std::atof(argv[5]);
+    const auto end = Clock::now() + std::chrono::duration<double>(secs);
+    long n = 0;
+    while (Clock::now() < end) {
+      for (int i = 0; i < 64; ++i) g_sink = g_sink + webhook.Handle(ep, body, policy).body.size();
+      n += 64;
+    }
+    std::printf("%ld calls\n", n);
+    return 0;
+  }
+  const int rounds = argc >= 3 ? std::atoi(argv[2]) : 15;
+
+  std::printf("%-16s %-42s %10s %10s\n", "body", "stage", "us/call", "allocs");
+  for (const char* name : {"pod-3k", "job-10k", "pytorchjob-30k"}) {
+    const std::string body = ReadFile(dir + "/" + name + ".json");
+    const adm::Request request = adm::DecodeReview(body);
+    const std::string ns = request.ns;
+    const rw::mutate::Mutation mutation = rw::mutate::Mutate(request.object, policy, ns);
+    const adm::Decision mutate_decision = adm::Decide(adm::Endpoint::kMutate, request, policy);
+    const adm::Decision validate_decision = adm::Decide(adm::Endpoint::kValidate, request, policy);
+
+    const std::vector<std::pair<std::string, std::function<void()>>> stages = {
+        {"Handle(/mutate)  [total]",
+         [&] {
+           g_sink = g_sink + webhook.Handle(adm::Endpoint::kMutate, body, policy).body.size();
+         }},
+        {"Handle(/validate) [total]",
+         [&] {
+           g_sink = g_sink + webhook.Handle(adm::Endpoint::kValidate, body, policy).body.size();
+         }},
+        {"  JsonNestingDepth(body)", [&] { g_sink = g_sink + rw::codec::JsonNestingDepth(body); }},
+        {"  json::parse(body)", [&] { g_sink = g_sink + json::parse(body).size(); }},
+        {"  DecodeReview(body) [depth+parse+fields]",
+         [&] { g_sink = g_sink + adm::DecodeReview(body).uid.size(); }},
+        {"  Decide(mutate)",
+         [&] {
+           g_sink = g_sink + adm::Decide(adm::Endpoint::kMutate, request, policy).path.size();
+         }},
+        {"    Mutate(object)",
+         [&] { g_sink = g_sink + rw::mutate::Mutate(request.object, policy, ns).patch.size(); }},
+        {"      Workload::Read(object)",
+         [&] {
+           g_sink =
+               g_sink + rw::workload::Workload::Read(request.object, policy, ns).templates.size();
+         }},
+        {"      json copy of object", [&] { g_sink = g_sink + json(request.object).size(); }},
+        {"    patch.dump()", [&] { g_sink = g_sink + mutation.patch.dump().size(); }},
+        {"    Diagnose(result) [path annotation]",
+         [&] {
+           g_sink = g_sink + rw::rules::Diagnose(mutation.result, policy, ns).findings.size();
+         }},
+        {"  Decide(validate) = Diagnose(object)",
+         [&] {
+           g_sink = g_sink + adm::Decide(adm::Endpoint::kValidate, request, policy).path.size();
+         }},
+        {"  EncodeReview(mutate response)",
+         [&] {
+           g_sink =
+               g_sink + adm::EncodeReview(request.api_version, mutate_decision.response).size();
+         }},
+        {"  EncodeReview(validate response)",
+         [&] {
+           g_sink =
+               g_sink + adm::EncodeReview(request.api_version, validate_decision.response).size();
+         }},
+    };
+    for (const auto& [label, f] : stages) {
+      const Stat s = Measure(f, rounds);
+      std::printf("%-16s %-42s %10.1f %10.0f\n", name, label.c_str(), s.us, s.allocs);
+    }
+    std::printf("%-16s %-42s %10zu\n", name, "  body bytes", body.size());
+    std::fflush(stdout);
+  }
+  return 0;
+}
