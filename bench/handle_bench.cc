@@ -5,18 +5,14 @@
 //
 //   handle_bench BODY_DIR [ROUNDS=15]
 //   handle_bench BODY_DIR --loop BODY mutate|validate SECONDS
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
-#include <fstream>
 #include <functional>
-#include <sstream>
 #include <string>
 #include <vector>
 
-#include "alloc_count.h"
+#include "measure.h"
 #include "rdma_webhook/admission/review.h"
 #include "rdma_webhook/admission/webhook.h"
 #include "rdma_webhook/codec/yaml.h"
@@ -28,56 +24,13 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using rw::bench::Measure;
+using rw::bench::ReadFile;
 
-// CPU time of this thread: on a shared machine the wall clock also counts the time other
-// processes held the core; this does not.
-double ThreadCpuUs() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e6 + static_cast<double>(ts.tv_nsec) / 1e3;
-}
 using nlohmann::json;
 namespace adm = rw::admission;
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    std::fprintf(stderr, "handle_bench: cannot read %s\n", path.c_str());
-    std::exit(2);
-  }
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 volatile std::size_t g_sink = 0;  // keeps results alive so the optimiser cannot drop the work
-
-struct Stat {
-  double us = 0;
-  double allocs = 0;
-};
-
-// Median over `rounds` of the mean thread CPU time of a batch sized to last ~20 ms.
-Stat Measure(const std::function<void()>& f, int rounds) {
-  f();  // warm caches and the policy's lazy state
-  int batch = 1;
-  for (;;) {
-    const double t0 = ThreadCpuUs();
-    for (int i = 0; i < batch; ++i) f();
-    if (ThreadCpuUs() - t0 > 20000 || batch > (1 << 20)) break;
-    batch *= 2;
-  }
-  std::vector<double> times;
-  const auto a0 = rw::bench::AllocCount();
-  for (int r = 0; r < rounds; ++r) {
-    const double t0 = ThreadCpuUs();
-    for (int i = 0; i < batch; ++i) f();
-    times.push_back((ThreadCpuUs() - t0) / batch);
-  }
-  const auto a1 = rw::bench::AllocCount();
-  std::sort(times.begin(), times.end());
-  return {times[times.size() / 2], static_cast<double>(a1 - a0) / (rounds * batch)};
-}
 
 }  // namespace
 
@@ -161,8 +114,8 @@ int main(int argc, char** argv) {
          }},
     };
     for (const auto& [label, f] : stages) {
-      const Stat s = Measure(f, rounds);
-      std::printf("%-16s %-42s %10.1f %10.0f\n", name, label.c_str(), s.us, s.allocs);
+      const rw::bench::Stat s = Measure(f, rounds);
+      std::printf("%-16s %-42s %10.1f %10.0f\n", name, label.c_str(), s.ns / 1000, s.allocs);
     }
     std::printf("%-16s %-42s %10zu\n", name, "  body bytes", body.size());
     std::fflush(stdout);
