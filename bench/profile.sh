@@ -44,10 +44,10 @@ wait "$wrk_pid"
 perf script -i "$out/perf.data" -F ip,sym 2>/dev/null | c++filt >"$out/stacks.txt"
 noise='boost::asio::detail|boost::beast::detail|handler_invoke|std::__invoke|_Function_handler|async_result|async_initiate|composed_op|std::function|allocator|std::_Rb_tree|std::_Construct|decltype|std::less|std::char_traits|std::__uninit|std::uninit|adl_serializer|from_json|to_json|std::construct_at|std::destroy_at'
 echo "== $body /$endpoint: whole server (CPU during perf: $(( (t1 - t0) * 1000 / $(getconf CLK_TCK) )) ms; perf slows the server)"
-python3 "$here/perf_inclusive.py" "$out/stacks.txt" --min 2 --limit 400 | grep -Ev "$noise" | head -60
+python3 "$here/perf_inclusive.py" "$out/stacks.txt" --min 2 --limit 400 | grep -Ev "$noise" | awk 'NR <= 60'
 if [ "$endpoint" != healthz ]; then
   echo "== under Webhook::Handle"
   python3 "$here/perf_inclusive.py" "$out/stacks.txt" --focus rw::admission::Webhook::Handle \
-    --min 2 --limit 400 | grep -Ev "$noise" | head -50
+    --min 2 --limit 400 | grep -Ev "$noise" | awk 'NR <= 50'
 fi
 echo "(files in $out)"
