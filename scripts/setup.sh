@@ -7,10 +7,13 @@
 #
 #   scripts/setup.sh           # build and run
 #   scripts/setup.sh --test    # also what the test suites need
+#   scripts/setup.sh --bench   # also what bench/ needs (never needed by the build or the tests)
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 want_test=0
+want_bench=0
 [ "${1:-}" = "--test" ] && want_test=1
+[ "${1:-}" = "--bench" ] && want_bench=1
 
 # jq: `make run` decodes the sample answer's base64 patch with it
 packages=(g++ cmake ninja-build pkg-config git openssl curl jq
@@ -21,6 +24,10 @@ packages=(g++ cmake ninja-build pkg-config git openssl curl jq
 # clang-16 + libclang-rt-16-dev: libFuzzer with ASan/UBSan for the fuzz stage (tests/fuzz)
 [ "$want_test" = 1 ] && packages+=(clang-format wrk prometheus umoci skopeo file binutils
                                    clang-16 libclang-rt-16-dev)
+# bench only (bench/README.md): wrk drives the load; nginx is bench/run.sh's TLS floor (it starts
+# its own instance on 127.0.0.1); linux-perf for bench/profile.sh; simdjson and Boost.JSON's
+# library for bench/json_parse_bench.cc (-DRW_BUILD_BENCH=ON).
+[ "$want_bench" = 1 ] && packages+=(wrk nginx linux-perf libsimdjson-dev libboost-json1.81-dev)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -35,6 +42,11 @@ if ((${#missing[@]})); then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # The nginx package starts its distribution service on port 80 of every address where an init
+  # system runs; the bench needs only the binary.
+  if [[ " ${missing[*]} " == *" nginx "* ]] && command -v systemctl >/dev/null; then
+    systemctl disable --now nginx >/dev/null 2>&1 || true
+  fi
 fi
 
 if [ "$want_test" = 1 ]; then

@@ -1,0 +1,124 @@
+// In-process cost of one admission review, without sockets, TLS or HTTP: the whole
+// `admission::Webhook::Handle` and each stage it is made of, on the bench bodies
+// (bench/make_reviews.py), with the embedded default policy. Median time and heap allocations
+// per call. `--loop` runs one case for a while so `perf record` can sample it.
+//
+//   handle_bench BODY_DIR [ROUNDS=15]
+//   handle_bench BODY_DIR --loop BODY mutate|validate SECONDS
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "measure.h"
+#include "rdma_webhook/admission/review.h"
+#include "rdma_webhook/admission/webhook.h"
+#include "rdma_webhook/codec/yaml.h"
+#include "rdma_webhook/mutate/mutation.h"
+#include "rdma_webhook/policy/policy.h"
+#include "rdma_webhook/rules/diagnosis.h"
+#include "rdma_webhook/workload/workload.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using rw::bench::Measure;
+using rw::bench::ReadFile;
+
+using nlohmann::json;
+namespace adm = rw::admission;
+
+volatile std::size_t g_sink = 0;  // keeps results alive so the optimiser cannot drop the work
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: handle_bench BODY_DIR [ROUNDS] | BODY_DIR --loop BODY EP SECS\n");
+    return 2;
+  }
+  const std::string dir = argv[1];
+  const rw::policy::Policy& policy = rw::policy::DefaultPolicy();
+  const adm::Webhook webhook;
+
+  if (argc >= 6 && std::string(argv[2]) == "--loop") {
+    const std::string body = ReadFile(dir + "/" + argv[3] + ".json");
+    const auto ep =
+        std::string(argv[4]) == "validate" ? adm::Endpoint::kValidate : adm::Endpoint::kMutate;
+    const double secs = std::atof(argv[5]);
+    const auto end = Clock::now() + std::chrono::duration<double>(secs);
+    long n = 0;
+    while (Clock::now() < end) {
+      for (int i = 0; i < 64; ++i) g_sink = g_sink + webhook.Handle(ep, body, policy).body.size();
+      n += 64;
+    }
+    std::printf("%ld calls\n", n);
+    return 0;
+  }
+  const int rounds = argc >= 3 ? std::atoi(argv[2]) : 15;
+
+  std::printf("%-16s %-42s %10s %10s\n", "body", "stage", "us/call", "allocs");
+  for (const char* name : {"pod-3k", "job-10k", "pytorchjob-30k"}) {
+    const std::string body = ReadFile(dir + "/" + name + ".json");
+    const adm::Request request = adm::DecodeReview(body);
+    const std::string ns = request.ns;
+    const rw::mutate::Mutation mutation = rw::mutate::Mutate(request.object, policy, ns);
+    const adm::Decision mutate_decision = adm::Decide(adm::Endpoint::kMutate, request, policy);
+    const adm::Decision validate_decision = adm::Decide(adm::Endpoint::kValidate, request, policy);
+
+    const std::vector<std::pair<std::string, std::function<void()>>> stages = {
+        {"Handle(/mutate)  [total]",
+         [&] {
+           g_sink = g_sink + webhook.Handle(adm::Endpoint::kMutate, body, policy).body.size();
+         }},
+        {"Handle(/validate) [total]",
+         [&] {
+           g_sink = g_sink + webhook.Handle(adm::Endpoint::kValidate, body, policy).body.size();
+         }},
+        {"  JsonNestingDepth(body)", [&] { g_sink = g_sink + rw::codec::JsonNestingDepth(body); }},
+        {"  json::parse(body)", [&] { g_sink = g_sink + json::parse(body).size(); }},
+        {"  DecodeReview(body) [depth+parse+fields]",
+         [&] { g_sink = g_sink + adm::DecodeReview(body).uid.size(); }},
+        {"  Decide(mutate)",
+         [&] {
+           g_sink = g_sink + adm::Decide(adm::Endpoint::kMutate, request, policy).path.size();
+         }},
+        {"    Mutate(object)",
+         [&] { g_sink = g_sink + rw::mutate::Mutate(request.object, policy, ns).patch.size(); }},
+        {"      Workload::Read(object)",
+         [&] {
+           g_sink =
+               g_sink + rw::workload::Workload::Read(request.object, policy, ns).templates.size();
+         }},
+        {"      json copy of object", [&] { g_sink = g_sink + json(request.object).size(); }},
+        {"    patch.dump()", [&] { g_sink = g_sink + mutation.patch.dump().size(); }},
+        {"    Diagnose(result) [path annotation]",
+         [&] {
+           g_sink = g_sink + rw::rules::Diagnose(mutation.result, policy, ns).findings.size();
+         }},
+        {"  Decide(validate) = Diagnose(object)",
+         [&] {
+           g_sink = g_sink + adm::Decide(adm::Endpoint::kValidate, request, policy).path.size();
+         }},
+        {"  EncodeReview(mutate response)",
+         [&] {
+           g_sink =
+               g_sink + adm::EncodeReview(request.api_version, mutate_decision.response).size();
+         }},
+        {"  EncodeReview(validate response)",
+         [&] {
+           g_sink =
+               g_sink + adm::EncodeReview(request.api_version, validate_decision.response).size();
+         }},
+    };
+    for (const auto& [label, f] : stages) {
+      const rw::bench::Stat s = Measure(f, rounds);
+      std::printf("%-16s %-42s %10.1f %10.0f\n", name, label.c_str(), s.ns / 1000, s.allocs);
+    }
+    std::printf("%-16s %-42s %10zu\n", name, "  body bytes", body.size());
+    std::fflush(stdout);
+  }
+  return 0;
+}
