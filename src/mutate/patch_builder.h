@@ -19,7 +19,6 @@ class PatchBuilder {
   // entries keep their order and are never rewritten.
   void Append(const std::string& pointer, nlohmann::json value);
 
-  const nlohmann::json& document() const { return doc_; }
   nlohmann::json& operations() { return ops_; }
   nlohmann::json TakeDocument() { return std::move(doc_); }
 

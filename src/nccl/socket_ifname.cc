@@ -67,44 +67,4 @@ std::vector<std::string> SocketIfname::SelectedAmong(
   return out;
 }
 
-HcaList HcaList::Parse(std::string_view value) {
-  HcaList list;
-  if (!value.empty() && value.front() == '^') {
-    list.exclude = true;
-    value.remove_prefix(1);
-  }
-  if (!value.empty() && value.front() == '=') {
-    list.exact = true;
-    value.remove_prefix(1);
-  }
-  for (std::string_view item : SplitComma(value)) {
-    Item parsed;
-    const std::size_t colon = item.find(':');
-    parsed.hca = std::string(item.substr(0, colon));
-    if (colon != std::string_view::npos) {
-      std::string_view port = item.substr(colon + 1);
-      if (!IsDecimalInteger(port, false)) {
-        list.error =
-            "port '" + std::string(port) + "' of '" + std::string(item) + "' is not a number";
-        continue;
-      }
-      int number = 0;
-      const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), number);
-      if (ec != std::errc() || end != port.data() + port.size()) {
-        // std::stoi threw std::out_of_range here, which reached the webhook's barrier (500).
-        list.error =
-            "port '" + std::string(port) + "' of '" + std::string(item) + "' is out of range";
-        continue;
-      }
-      parsed.port = number;
-    }
-    if (parsed.hca.empty()) {
-      list.error = "empty HCA name in '" + std::string(item) + "'";
-      continue;
-    }
-    list.items.push_back(std::move(parsed));
-  }
-  return list;
-}
-
 }  // namespace rw::nccl

@@ -197,12 +197,6 @@ std::string EnvPointer(const workload::Container& c, const workload::EnvVar& v) 
 }
 
 Path TemplatePath(const workload::PodTemplate& t, const policy::Policy& policy,
-                  const policy::NamespacePolicy& ns, std::string_view pod_ns) {
-  if (!t.HasGpu()) return Path::kNone;
-  return TemplatePath(t, policy, ns, ReadNetworks(t, ns, pod_ns));
-}
-
-Path TemplatePath(const workload::PodTemplate& t, const policy::Policy& policy,
                   const policy::NamespacePolicy& ns, const TemplateNetworks& nets) {
   if (!t.HasGpu()) return Path::kNone;
   if (!nets.plugin.empty()) return Path::kPlugin;

@@ -129,7 +129,7 @@ TemplateNetworks ReadNetworks(const workload::PodTemplate& t,
     const std::string* value = t.Annotation(key);
     if (value == nullptr) continue;
     auto parsed = nccl::NetworksAnnotation::Parse(*value, pod_ns, ns_policy.sriov.default_networks);
-    if (!parsed.error.empty()) nets.errors.push_back(key + ": " + parsed.error);
+    if (!parsed.error.empty()) nets.errors.push_back({key, parsed.error});
     for (const auto& a : parsed.attachments)
       if (!a.default_network) nets.all.push_back(a);
     if (key == nets.key) nets.parsed = std::move(parsed);

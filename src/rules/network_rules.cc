@@ -151,9 +151,9 @@ void InvalidNetworkAnnotation(const Context& ctx, const Rule& rule, Findings& ou
   for (const auto& f : ctx.templates) {
     if (f.gpu.empty()) continue;
     for (const auto& e : f.networks.errors) {
-      const std::string key = e.substr(0, e.find(':'));
-      rule.Report(out, f.t->MetadataPointer() + "/annotations/" + workload::EscapePointerToken(key),
-                  "the network annotation cannot be read (" + e +
+      rule.Report(out,
+                  f.t->MetadataPointer() + "/annotations/" + workload::EscapePointerToken(e.key),
+                  "the network annotation cannot be read (" + e.key + ": " + e.problem +
                       "): Multus rejects it and the pod never starts.",
                   "write `[namespace/]name[@interface]` items separated by commas, or a JSON list "
                   "of {\"name\", \"namespace\", \"interface\"} objects");

@@ -161,7 +161,6 @@ Container ReadContainer(const json& c, const Where& where, std::size_t index,
   out.name = r.String("name").value_or("");
   out.image = r.String("image").value_or("");
   if (const json* env = r.Array("env")) {
-    out.has_env = true;
     const Where env_where = r.Child("env");
     for (std::size_t i = 0; i < env->size(); ++i) {
       const Where ep(env_where, i);
@@ -199,18 +198,15 @@ Container ReadContainer(const json& c, const Where& where, std::size_t index,
   out.run_as_user = pod.run_as_user;
   out.run_as_non_root = pod.run_as_non_root;
   if (const json* sc = r.Object("securityContext")) {
-    out.has_security_context = true;
     const Where sc_where = r.Child("securityContext");
     Reader sr(*sc, sc_where);
     out.privileged = sr.Bool("privileged").value_or(false);
     if (auto u = sr.Integer("runAsUser")) out.run_as_user = u;
     if (auto n = sr.Bool("runAsNonRoot")) out.run_as_non_root = n;
     if (const json* caps = sr.Object("capabilities")) {
-      out.has_capabilities = true;
       const Where caps_where = sr.Child("capabilities");
       Reader cr(*caps, caps_where);
       const json* add = cr.Array("add");
-      out.has_caps_add = add != nullptr;
       for (auto& cap : ReadStrings(add, cr.Child("add")))
         out.caps_add.push_back(NormalizeCapability(cap));
       ReadStrings(cr.Array("drop"), cr.Child("drop"));
@@ -227,7 +223,6 @@ Container ReadContainer(const json& c, const Where& where, std::size_t index,
     }
   }
   if (const json* mounts = r.Array("volumeMounts")) {
-    out.has_volume_mounts = true;
     const Where mounts_where = r.Child("volumeMounts");
     for (std::size_t i = 0; i < mounts->size(); ++i) {
       const Where mp(mounts_where, i);
@@ -247,11 +242,9 @@ PodTemplate ReadTemplate(const json& t, const std::string& pointer, const policy
   const Where where(pointer);
   Reader tr(t, where);
   if (const json* md = tr.Object("metadata")) {
-    out.has_metadata = true;
     const Where md_where = tr.Child("metadata");
     Reader mr(*md, md_where);
     const json* ann = mr.Object("annotations");
-    out.has_annotations = ann != nullptr;
     out.annotations = ReadStringMap(ann, mr.Child("annotations"));
     ReadStringMap(mr.Object("labels"), mr.Child("labels"));
   }
@@ -270,7 +263,6 @@ PodTemplate ReadTemplate(const json& t, const std::string& pointer, const policy
     pod.run_as_non_root = pr.Bool("runAsNonRoot");
   }
   if (const json* volumes = sr.Array("volumes")) {
-    out.has_volumes = true;
     const Where volumes_where = sr.Child("volumes");
     for (std::size_t i = 0; i < volumes->size(); ++i) {
       const json& v = (*volumes)[i];

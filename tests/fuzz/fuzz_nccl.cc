@@ -58,8 +58,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   Check(selected.size() <= kInterfaces.size(), "selected more interfaces than there are");
   for (const auto& s : selected) Check(ifname.Selects(s), "SelectedAmong and Selects disagree", s);
 
-  const auto hca = nccl::HcaList::Parse(value);
-  (void)hca;
   (void)nccl::NcclReadsInteger(value);
   CheckValue(nccl::CheckIbDisable(value), value);
   CheckValue(nccl::CheckGidIndex(value), value);

@@ -23,20 +23,6 @@ struct SocketIfname {
   std::vector<std::string> SelectedAmong(const std::vector<std::string>& interfaces) const;
 };
 
-// NCCL_IB_HCA: comma list of `<hca>[:<port>]` with the same `^` and `=` prefixes.
-struct HcaList {
-  struct Item {
-    std::string hca;
-    std::optional<int> port;
-  };
-  bool exclude = false;
-  bool exact = false;
-  std::vector<Item> items;
-  std::string error;  // non-empty when the value does not follow the grammar
-
-  static HcaList Parse(std::string_view value);
-};
-
 // What NCCL itself makes of an integer variable: it calls strtoll(s, NULL, 0), so "true" is 0,
 // "0x1" is 1 and "08" is 0.
 long long NcclReadsInteger(std::string_view value);

@@ -73,10 +73,6 @@ struct RuleReference {
 // Every rule with its documentation, in the order of RuleTable().
 const std::vector<RuleReference>& RuleReferences();
 
-// The path of one template as written (CONTRACT.md section 3).
-policy::Path TemplatePath(const workload::PodTemplate& t, const policy::Policy& policy,
-                          const policy::NamespacePolicy& ns_policy, std::string_view pod_ns);
-
 // The path of a workload from the paths of its templates: the one path they share, `mixed`
 // when they differ, `unknown` when none is known but one cannot be read, else `none`.
 policy::Path WorkloadPath(const std::vector<policy::Path>& template_paths);

@@ -46,6 +46,12 @@ struct TemplatePlan {
   std::vector<std::string> interfaces;
 };
 
+// A network annotation Multus cannot read: which key, and what is wrong with its value.
+struct AnnotationError {
+  std::string key;
+  std::string problem;
+};
+
 // Attachments the template's network annotations make (configured key, then the Multus key).
 struct TemplateNetworks {
   std::string key;                           // the key the plan edits (policy annotationKey)
@@ -53,7 +59,7 @@ struct TemplateNetworks {
   const std::string* value = nullptr;        // current value under `key`, or nullptr
   nccl::NetworksAnnotation parsed;           // of `key`
   std::vector<nccl::NetworkAttachment> all;  // of every network key present
-  std::vector<std::string> errors;           // "<key>: <problem>"
+  std::vector<AnnotationError> errors;
   std::string plugin;    // evidence of a non-verbs NCCL network plugin, "" when none
   std::string platform;  // evidence of platform-attached RDMA NICs (GKE), "" when none
   std::vector<std::string> platform_interfaces;  // interfaces the platform attaches

@@ -52,21 +52,16 @@ struct Container {
   std::vector<std::string> dra_claim_names;  // the pod-level claims resources.claims names
   // A DRA claim names devices that come from a driver, not from a device plugin.
   bool HasDraClaims() const { return !dra_claim_names.empty(); }
-  bool has_env = false;  // `env` present (maybe empty)
   std::vector<EnvVar> env;
   std::vector<std::string> env_from_prefixes;  // one entry per envFrom source ("" = no prefix)
   std::map<std::string, long long> limits;
   std::map<std::string, long long> requests;
-  bool has_security_context = false;
-  bool has_capabilities = false;
-  bool has_caps_add = false;
   std::vector<std::string> caps_add;  // normalized: upper case, CAP_ removed
   bool privileged = false;
   std::optional<long long> run_as_user;  // effective (container over pod)
   std::optional<bool> run_as_non_root;   // effective (container over pod)
   std::vector<std::string> argv;         // command followed by args
   std::vector<long long> ports;          // declared containerPorts
-  bool has_volume_mounts = false;
   std::vector<VolumeMount> mounts;
 
   const EnvVar* FindEnv(std::string_view name) const;
@@ -97,13 +92,10 @@ struct PodTemplate {
   std::string pointer;  // "" for a Pod, else e.g. /spec/template
   std::string MetadataPointer() const { return pointer + "/metadata"; }
   std::string SpecPointer() const { return pointer + "/spec"; }
-  bool has_metadata = false;
-  bool has_annotations = false;
   std::map<std::string, std::string> annotations;
   bool host_network = false;
   bool host_ipc = false;
   std::optional<std::string> dns_policy;
-  bool has_volumes = false;
   std::map<std::string, Volume> volumes;  // by name
   std::vector<Container> containers;      // regular containers (not init containers)
   std::vector<std::string> init_images;   // images of init containers (plugin signs)

@@ -82,18 +82,6 @@ TEST(GdrLevel, Grammar) {
   EXPECT_NE(CheckGdrLevel("phb").problem.find("silently ignores"), std::string::npos);
 }
 
-TEST(HcaList, ParsesPortsAndPrefixes) {
-  const auto l = HcaList::Parse("=mlx5_0:1,mlx5_1:1");
-  EXPECT_TRUE(l.exact);
-  ASSERT_EQ(l.items.size(), 2u);
-  EXPECT_EQ(l.items[1].hca, "mlx5_1");
-  EXPECT_EQ(l.items[1].port, 1);
-  const auto e = HcaList::Parse("^=mlx5_2");
-  EXPECT_TRUE(e.exclude);
-  EXPECT_TRUE(e.exact);
-  EXPECT_FALSE(HcaList::Parse("mlx5_0:x").error.empty());
-}
-
 TEST(NetworksAnnotation, CommaFormWithNamespacesAndDefaultNames) {
   const auto a = NetworksAnnotation::Parse("net-a, ns2/net-b@eth1,net-c", "team", {});
   ASSERT_TRUE(a.error.empty()) << a.error;
