@@ -1,6 +1,6 @@
 #pragma once
 // The diagnosis of a workload: its access path, whether RDMA is really used, the evidence, and
-// the findings of every rule (CONTRACT.md section 3). Pure.
+// the findings of every rule (docs/design.md, docs/rules.md). Pure.
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,7 +45,7 @@ struct Diagnosis {
   std::size_t Count(Severity s) const;
 };
 
-// Every rule id with its severity, in the order of CONTRACT.md.
+// Every rule id with its severity, in the order of docs/rules.md.
 struct RuleInfo {
   std::string_view id;
   Severity severity;
@@ -57,7 +57,7 @@ const std::vector<RuleInfo>& RuleTable();
 struct RuleDoc {
   std::string_view summary{};        // one line: what is wrong
   std::string_view severity_note{};  // when the severity depends on a condition; "" otherwise
-  std::string_view fires{};          // when it fires (CONTRACT.md section 3)
+  std::string_view fires{};          // when it fires
   std::string_view why{};            // why it breaks RDMA
   std::string_view fix{};            // what to change
   std::string_view example{};        // a minimal manifest (YAML) that fires this rule and no other
@@ -73,7 +73,7 @@ struct RuleReference {
 // Every rule with its documentation, in the order of RuleTable().
 const std::vector<RuleReference>& RuleReferences();
 
-// The path of one template as written (CONTRACT.md section 3).
+// The path of one template as written (docs/design.md#paths).
 policy::Path TemplatePath(const workload::PodTemplate& t, const policy::Policy& policy,
                           const policy::NamespacePolicy& ns_policy, std::string_view pod_ns);
 
