@@ -29,7 +29,7 @@ struct Checked {
   }
 };
 
-// One result as `check -o json` writes it (CONTRACT.md section 1).
+// One result as `check -o json` writes it (docs/cli.md#-o-json).
 nlohmann::json ToJson(const Checked& c);
 
 // `check -o json`'s document (results, summary and, when some documents were unreadable,

@@ -41,7 +41,7 @@ std::shared_ptr<const policy::Policy> LoadPolicyOrReport(const std::string& file
 // Prints "error: <source>: <message>" lines on stderr.
 void PrintInputErrors(const std::vector<InputError>& errors);
 
-// Exit codes of check and mutate (CONTRACT.md section 1).
+// Exit codes of check and mutate (docs/cli.md#exit-codes).
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFindings = 1;
 inline constexpr int kExitError = 2;

@@ -417,8 +417,8 @@ defaults:
        PolicyConflict,
        {.summary = "the manifest sets a field the namespace's mode manages to another meaning",
         .fires = "mode not `off`, `onConflict: reject`, and the manifest sets a field the mode "
-                 "manages to a value that means something else (CONTRACT.md section 3, \"Same "
-                 "value, not a conflict\")",
+                 "manages to a value that means something else (docs/policy.md, \"What each "
+                 "mode writes\", Conflicts)",
         .why = "the webhook will not silently overwrite the user's value, and the value as "
                "written contradicts the namespace's RDMA setup (e.g. the RDMA network on "
                "another interface than the one the nodes' NCCL settings expect)",

@@ -46,8 +46,8 @@ struct InfinibandMount {
 };
 InfinibandMount FindInfinibandMount(const workload::Container& c, const workload::PodTemplate& t);
 
-// A sign that a hostNetwork GPU template really uses RDMA (CONTRACT.md section 3, "A sign of
-// RDMA on hostNetwork"), without the multi-node sign, which needs the whole workload: the
+// A sign that a hostNetwork GPU template really uses RDMA (docs/design.md#paths, "RDMA or
+// not"), without the multi-node sign, which needs the whole workload: the
 // evidence line, or "".
 std::string HostNetworkRdmaSign(const workload::PodTemplate& t, const policy::Policy& policy);
 

@@ -706,7 +706,7 @@ def prometheus_rule_alerts_labels_and_runbooks():
         assert name in headings, f"docs/alerts.md has no '## {name}' section (the runbook_url anchor)"
         # every alert is scoped to this release's series
         assert 'namespace="rdma-system"' in a["expr"] and f'job="{FULLNAME}"' in a["expr"], f"{name}: {a['expr']}"
-    # the metric names are the server's (CONTRACT.md section 4 and the certificate gauge)
+    # the metric names are the server's (docs/http.md#metrics)
     exprs = " ".join(a["expr"] for a in alerts)
     for metric in ("rdma_webhook_requests_total", "rdma_webhook_request_duration_seconds_bucket",
                    "rdma_webhook_decisions_total", "rdma_webhook_reloads_total",
@@ -917,7 +917,7 @@ EXAMPLES = sorted(glob.glob(os.path.join(REPO, "deploy", "examples", "*.yaml")))
 @test
 def example_policies_follow_the_values_schema():
     # Every example policy, dropped into values as `policy:`, passes the
-    # chart's strict schema (the same shape as CONTRACT.md section 2).
+    # chart's strict schema (the same shape as docs/policy.md).
     assert len(POLICY_FILES) >= 4, POLICY_FILES
     for f in POLICY_FILES:
         pol = yaml.safe_load(open(f))

@@ -2,7 +2,7 @@
 
 The binary comes from $RW_BINARY (default build/rdma-webhook, relative to the repository root).
 Everything here talks to the binary only through argv, stdin, stdout, stderr and the exit code,
-as CONTRACT.md section 1 describes it.
+as docs/cli.md describes it.
 """
 import json
 import os

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the black-box CLI contract suite (CONTRACT.md) against $RW_BINARY
+# Runs the black-box CLI contract suite (docs/cli.md) against $RW_BINARY
 # (default: build/rdma-webhook, relative to the repository root).
 # Extra arguments go to pytest, e.g. `tests/cli/run.sh -k mutate -x`.
 set -euo pipefail

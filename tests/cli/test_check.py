@@ -1,5 +1,5 @@
 """`check`: the JSON shape scripts rely on, inputs (files, stdin, directories, multi-document
-YAML, Lists, anchors), unreadable and malformed inputs, and exit codes (CONTRACT.md section 1).
+YAML, Lists, anchors), unreadable and malformed inputs, and exit codes (docs/cli.md).
 """
 import json
 import re

@@ -1,4 +1,4 @@
-"""`gids --sysfs-root DIR` on fake sysfs trees, text and JSON (CONTRACT.md section 1)."""
+"""`gids --sysfs-root DIR` on fake sysfs trees, text and JSON (docs/cli.md#gids)."""
 import pytest
 
 from conftest import rw

@@ -1,7 +1,7 @@
 """`mutate`: for every kind and every mode, the patch applied by independent appliers (our own
 strict RFC 6902 applier, the `jsonpatch` package, and kubectl's json-patch library) gives
 exactly `-o json`; mutating again yields `[]`; `check` of the result has no errors; the
-per-mode changes of CONTRACT.md section 5 are there and nothing else moved.
+per-mode changes of docs/policy.md#what-each-mode-writes are there and nothing else moved.
 """
 import copy
 import json

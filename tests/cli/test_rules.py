@@ -1,4 +1,4 @@
-"""Every rule of CONTRACT.md section 3 fires on a manifest that breaks it and stays silent on a
+"""Every rule of docs/rules.md fires on a manifest that breaks it and stays silent on a
 close variant that does not. One row per case; the row's id says the situation.
 
 Each row: (manifest, policy, expected rule ids (a sorted list: duplicates count), pointers).
@@ -457,7 +457,7 @@ def test_fixed_port_message_says_which(write):
 
 
 def test_contract_example_pointer(write):
-    """The exact situation of CONTRACT.md's example: pointer into the Worker's securityContext."""
+    """The exact situation of docs/cli.md's `-o json` example: pointer into the Worker's securityContext."""
     worker = m.edit(m.sriov, NO_CAPS)
     job = m.pytorchjob(m.cpu_only(), worker)
     job["metadata"] = {"name": "llama-70b", "namespace": "team-a"}

@@ -1,6 +1,6 @@
 """`rdma-webhook rules`: the rule reference (issue 10, point 4).
 
-Every rule of CONTRACT.md section 3 is listed with its documentation; docs/rules.md is
+Every rule of the rule table is listed with its documentation; docs/rules.md is
 `rules -o markdown` verbatim; each rule's example, run through `check` with its policy, fires
 exactly that rule at the severity the reference gives.
 """

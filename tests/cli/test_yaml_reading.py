@@ -1,4 +1,4 @@
-"""YAML as kubectl reads it (CONTRACT.md v2 change 7): a repeated mapping key keeps its last
+"""YAML as kubectl reads it (docs/cli.md#inputs-of-check-and-mutate): a repeated mapping key keeps its last
 value and `check` warns `duplicate-key`; documents are numbered as PyYAML's safe_load_all
 counts them; `mutate -o patch` prints one line per document, `null` for an unreadable one.
 """

@@ -1,6 +1,6 @@
 // The whole request path: Webhook::Handle on raw HTTP body bytes, on both endpoints.
 //
-// Invariants (CONTRACT.md section 4, issue 11):
+// Invariants (docs/http.md, docs/reliability.md, issue 11):
 //  - Handle never throws (it is noexcept: a throw would terminate) and the body is valid JSON;
 //  - input DecodeReview rejects is answered 400, never 5xx; the answer is a review echoing the
 //    uid when the error carries one, else {"error": ...};

@@ -1,4 +1,4 @@
-"""CONTRACT.md section 4 through the real server: answers, patches, probes, metrics."""
+"""docs/http.md through the real server: answers, patches, probes, metrics."""
 import json
 import subprocess
 import sys

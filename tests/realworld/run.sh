@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the realworld corpus suite (labelled public manifests, CONTRACT.md v2) against $RW_BINARY
+# Runs the realworld corpus suite (labelled public manifests; docs/cli.md) against $RW_BINARY
 # (default: build/rdma-webhook, relative to the repository root). The corpus is
 # $RW_REALWORLD_DIR, else ../shared/realworld next to the repository; without it the stage says
 # so in one line and passes without running pytest.

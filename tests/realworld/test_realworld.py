@@ -1,6 +1,6 @@
 """The realworld corpus (`$RW_REALWORLD_DIR`, else ../shared/realworld): public manifests labelled
-with what CONTRACT.md v2 says `check` and `mutate` must make of them. See rwlib.py for how each
-label and mutation outcome is judged, and the corpus's README.md for what they mean.
+with what docs/cli.md and docs/design.md say `check` and `mutate` must make of them. See rwlib.py
+for how each label and mutation outcome is judged, and the corpus's README.md for what they mean.
 
 Ids are the corpus's keys: `11-coreweave-h100-ib-mpijob.yaml#0` for a label,
 `11-coreweave-h100-ib-mpijob.yaml#0-rw-sriov` for a mutation outcome, the file name for per-file

@@ -1,6 +1,6 @@
 #pragma once
 // The admission webhook: decode a review, decide with the policy core, encode the answer
-// (CONTRACT.md section 4). Mirrors controller-runtime's pkg/webhook/admission: a Request in, a
+// (docs/http.md). Mirrors controller-runtime's pkg/webhook/admission: a Request in, a
 // Response out; a denial is a value, not an error; a barrier turns any escaped exception into a
 // well-formed HTTP 500 review that still echoes the uid, so the API server's failurePolicy
 // decides. No I/O, no clock, no logging: the server counts and logs from the Outcome.

@@ -1,5 +1,5 @@
 #pragma once
-// The command line: `rdma-webhook <command> [flags]` (CONTRACT.md section 1).
+// The command line: `rdma-webhook <command> [flags]` (docs/cli.md).
 namespace rw::cli {
 
 // Parses argv, runs the command and returns the process exit code.

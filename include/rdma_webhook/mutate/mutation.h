@@ -1,6 +1,6 @@
 #pragma once
 // What the webhook makes of an object: the mutated object and the RFC 6902 patch that turns
-// the original into it (CONTRACT.md section 5). Pure.
+// the original into it (docs/policy.md#what-each-mode-writes). Pure.
 #include <string_view>
 #include <vector>
 

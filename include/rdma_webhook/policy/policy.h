@@ -1,6 +1,6 @@
 #pragma once
 // The policy: which access path each namespace takes and how strictly manifests are judged
-// (CONTRACT.md section 2). Loading validates every field; the loaded value is immutable and
+// (docs/policy.md). Loading validates every field; the loaded value is immutable and
 // shared between threads by const reference or shared_ptr<const Policy>.
 #include <map>
 #include <optional>
@@ -17,7 +17,7 @@ enum class Mode { kOff, kHostNetwork, kSriov, kShared, kTcp };
 enum class Validation { kDeny, kWarn, kOff };
 enum class OnConflict { kReject, kOverride };
 enum class Fabric { kAuto, kRoce, kIb };  // auto: not known, fabric-specific rules stay silent
-// The access path of a pod template or workload (CONTRACT.md section 3).
+// The access path of a pod template or workload (docs/design.md#paths).
 enum class Path { kNone, kHostNetwork, kSriov, kShared, kTcp, kPlugin, kUnknown, kMixed };
 // A namespace's `rules:` entry: the severity a rule takes there, or off (dropped).
 enum class RuleLevel { kError, kWarning, kOff };

@@ -1,6 +1,6 @@
 #pragma once
 // The diagnosis of a workload: its access path, whether RDMA is really used, the evidence, and
-// the findings of every rule (CONTRACT.md section 3). Pure.
+// the findings of every rule (docs/design.md, docs/rules.md). Pure.
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,7 +45,7 @@ struct Diagnosis {
   std::size_t Count(Severity s) const;
 };
 
-// Every rule id with its severity, in the order of CONTRACT.md.
+// Every rule id with its severity, in the order of docs/rules.md.
 struct RuleInfo {
   std::string_view id;
   Severity severity;
@@ -57,7 +57,7 @@ const std::vector<RuleInfo>& RuleTable();
 struct RuleDoc {
   std::string_view summary{};        // one line: what is wrong
   std::string_view severity_note{};  // when the severity depends on a condition; "" otherwise
-  std::string_view fires{};          // when it fires (CONTRACT.md section 3)
+  std::string_view fires{};          // when it fires
   std::string_view why{};            // why it breaks RDMA
   std::string_view fix{};            // what to change
   std::string_view example{};        // a minimal manifest (YAML) that fires this rule and no other
@@ -73,8 +73,9 @@ struct RuleReference {
 // Every rule with its documentation, in the order of RuleTable().
 const std::vector<RuleReference>& RuleReferences();
 
-// The path of a workload from the paths of its templates: the one path they share, `mixed`
-// when they differ, `unknown` when none is known but one cannot be read, else `none`.
+// The path of a workload (docs/design.md#paths) from the paths of its templates: the one path they
+// share, `mixed` when they differ, `unknown` when none is known but one cannot be read, else
+// `none`.
 policy::Path WorkloadPath(const std::vector<policy::Path>& template_paths);
 
 // Throws workload::ManifestError when the object has wrong types.

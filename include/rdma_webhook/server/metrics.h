@@ -1,5 +1,5 @@
 #pragma once
-// The Prometheus metrics of CONTRACT.md section 4, rendered in the text exposition format.
+// The Prometheus metrics of docs/http.md#metrics, rendered in the text exposition format.
 // Thread-safe; counting is a short critical section, small next to a review.
 #include <array>
 #include <cstddef>

@@ -1,5 +1,5 @@
 #pragma once
-// `rdma-webhook serve`: the admission webhook over HTTPS (CONTRACT.md section 4). Beast, Asio
+// `rdma-webhook serve`: the admission webhook over HTTPS (docs/http.md). Beast, Asio
 // and OpenSSL stay behind this header.
 #include <chrono>
 #include <cstddef>

@@ -93,7 +93,7 @@ std::size_t WarningsStartingWith(const json& response, std::string_view rule) {
   return n;
 }
 
-// One row per situation of CONTRACT.md section 4 on /validate.
+// One row per situation of docs/http.md on /validate.
 struct ValidateCase {
   std::string name;
   ReviewArgs args;

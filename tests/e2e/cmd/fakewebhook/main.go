@@ -1,7 +1,7 @@
 // Command fakewebhook is a TEST DOUBLE of rdma-webhook for checking the e2e
 // harness itself (run.sh --self-test) while the real server is not built.
 // It is not the product and proves nothing about it: it implements just
-// enough of CONTRACT.md (serve, mutate -o patch|json, check -o json) for
+// enough of docs/cli.md and docs/http.md (serve, mutate -o patch|json, check -o json) for
 // the e2e policy in testdata/policy.yaml, with the namespaces' modes
 // hard-coded by name prefix, and the two rules the scenarios trigger
 // (invalid-nccl-value, legacy-network-key).
