@@ -6,7 +6,6 @@
 #include "stream_parts.h"
 
 namespace rw::codec {
-namespace {
 
 // A document marker as PyYAML's scanner sees one: `---` or `...` at column 0, followed by
 // whitespace or the end of the line (`---#x` is plain text, not a marker).
@@ -15,8 +14,6 @@ bool IsMarker(std::string_view line, std::string_view marker) {
   return line.size() == marker.size() || line[marker.size()] == ' ' ||
          line[marker.size()] == '\t' || line[marker.size()] == '\r';
 }
-
-}  // namespace
 
 bool IsDocument(const Chunk& chunk) {
   return chunk.explicit_start || chunk.oversized || !Blank(chunk.text);

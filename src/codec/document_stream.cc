@@ -4,6 +4,7 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "byte_reader.h"
 #include "json_list.h"
@@ -14,10 +15,20 @@ namespace {
 
 std::string Mebibytes(std::size_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
 
-void ReadYamlDocuments(ByteReader& in, const StreamOptions& options, const EntrySink& sink) {
+// Reads YAML documents; those in `plans` (Lists in kubectl's layout) item by item: each item's
+// lines are cut at the next item's first line, its dash blanked so the item is a mapping at the
+// column where it stands, and parsed alone with its own first line, so lines, columns and
+// repeated keys are the whole reader's. The List's other lines go to the splitter as usual.
+void ReadYamlDocuments(ByteReader& in, const StreamOptions& options,
+                       const std::vector<YamlListPlan>& plans, const EntrySink& sink) {
   DocumentSplitter splitter(options.max_document_bytes);
-  std::size_t index = 0;
+  std::size_t index = 0, planned = 0;
   auto parse = [&](const Chunk& chunk) {
+    if (planned < plans.size() && plans[planned].index == index) {
+      ++planned;  // its items were read as they came
+      ++index;
+      return;
+    }
     SourceDocument doc;
     if (chunk.oversized) {
       doc.index = index;
@@ -30,10 +41,45 @@ void ReadYamlDocuments(ByteReader& in, const StreamOptions& options, const Entry
     ++index;
     EmitDocument(std::move(doc), sink);
   };
+  const YamlListPlan* plan = nullptr;  // the List whose items are being read
+  std::size_t next_plan = 0, item = 0;
+  Chunk text{"", 0};
+  auto emit_item = [&] {
+    SourceDocument doc = ParseChunk(text, plan->index, options.duplicates, options.positions);
+    doc.line = plan->line;
+    sink({std::move(doc), item});
+  };
   std::string line;
   bool truncated = false;
-  while (in.ReadLine(line, options.max_document_bytes, truncated))
-    if (auto chunk = splitter.AddLine(line)) parse(*chunk);
+  std::size_t line_no = 0;
+  while (in.ReadLine(line, options.max_document_bytes, truncated)) {
+    ++line_no;
+    if (plan == nullptr && next_plan < plans.size() &&
+        plans[next_plan].items.front().line == line_no) {
+      plan = &plans[next_plan++];
+      item = 0;
+      text = Chunk{"", line_no};
+    }
+    if (plan != nullptr && line_no == plan->end_line) {
+      emit_item();
+      plan = nullptr;
+    }
+    if (plan == nullptr) {
+      if (auto chunk = splitter.AddLine(line)) parse(*chunk);
+      continue;
+    }
+    if (item + 1 < plan->items.size() && plan->items[item + 1].line == line_no) {
+      emit_item();
+      ++item;
+      text = Chunk{"", line_no};
+    }
+    if (line_no == plan->items[item].line)
+      line.replace(0, plan->items[item].column, plan->items[item].column, ' ');
+    text.text += line;
+    text.text.push_back('\n');
+    splitter.SkipLine();
+  }
+  if (plan != nullptr) emit_item();
   if (auto chunk = splitter.Finish()) parse(*chunk);
 }
 
@@ -86,7 +132,11 @@ void ReadStream(const Pull& pull, const Rewind& rewind, const StreamOptions& opt
   } else if (shape.valid) {
     ReadWhole(in, options, sink);
   } else {
-    ReadYamlDocuments(in, options, sink);
+    std::vector<YamlListPlan> plans = PlanYamlLists(in, options.max_document_bytes);
+    rewind();
+    ByteReader again(pull);
+    again.SkipByteOrderMark();
+    ReadYamlDocuments(again, options, plans, sink);
   }
 }
 

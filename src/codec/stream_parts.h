@@ -12,6 +12,9 @@
 
 namespace rw::codec {
 
+// A document copying mappings through aliases may hold no more nodes than this once expanded.
+inline constexpr std::size_t kMaxNodes = 500'000;
+
 // The text of one document as split from the stream, before parsing.
 struct Chunk {
   std::string text;
@@ -33,6 +36,8 @@ class DocumentSplitter {
   std::optional<Chunk> AddLine(std::string_view line);
   // The last document, if any.
   std::optional<Chunk> Finish();
+  // Counts a line that the caller reads itself (a streamed List item's) as part of the document.
+  void SkipLine() { ++line_no_; }
 
  private:
   std::optional<Chunk> Close();
@@ -51,9 +56,35 @@ bool IsDocument(const Chunk& chunk);
 // True when the text has no node: only blank lines, comments and (`%`) directives.
 bool Blank(std::string_view text);
 
+// A document marker line: `---` or `...` at column 0, then whitespace or the line's end.
+bool IsMarker(std::string_view line, std::string_view marker);
+
+// Offset of the first byte that is not well-formed UTF-8, or npos; defined in yaml.cc.
+std::size_t InvalidUtf8At(std::string_view s);
+
 // Parses one document's text (JSON when it looks like JSON, else YAML); defined in yaml.cc.
 SourceDocument ParseChunk(const Chunk& chunk, std::size_t index, DuplicateKeys duplicates,
                           Positions positions);
+
+class ByteReader;
+
+// A YAML document that is a `List` whose items can be read one at a time: a block mapping with
+// `kind: List` and a block sequence of block mappings under `items`, without anchors, aliases
+// or tags, each item no larger than the cap (kubectl's `get -o yaml` layout).
+struct YamlListPlan {
+  struct Item {
+    std::size_t line, column;  // 1-based line, 0-based column of the item mapping's first key
+  };
+  std::size_t index;        // the document's index in the stream
+  std::size_t line;         // the document's first line
+  std::vector<Item> items;  // in order
+  std::size_t end_line;     // the first line after the last item
+};
+
+// Reads the stream once with yaml-cpp's event parser (no values are built) and returns the
+// documents that can be streamed item by item, in order. Any other document (broken, not a
+// List, anchors, flow style...) is left to the whole-document reader.
+std::vector<YamlListPlan> PlanYamlLists(ByteReader& in, std::size_t max_document_bytes);
 
 // Hands a parsed document to `sink`: nothing for an empty one, each item for a `List`, else the
 // document itself.

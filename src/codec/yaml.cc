@@ -21,7 +21,6 @@ using nlohmann::json;
 
 // Alias expansion can blow a small text up exponentially ("billion laughs"); past this many
 // converted nodes the document is refused.
-constexpr std::size_t kMaxNodes = 500'000;
 
 class ConversionError : public std::runtime_error {
  public:
@@ -241,6 +240,8 @@ bool LooksLikeJson(std::string_view text) {
   return it != text.end() && (*it == '{' || *it == '[');
 }
 
+}  // namespace
+
 // Offset of the first byte that is not well-formed UTF-8, or npos. YAML is Unicode text and JSON
 // output must be valid UTF-8, so a Latin-1 file is refused here with its line, not later.
 std::size_t InvalidUtf8At(std::string_view s) {
@@ -274,6 +275,8 @@ std::size_t InvalidUtf8At(std::string_view s) {
   }
   return std::string_view::npos;
 }
+
+namespace {
 
 // True when some object of the JSON text repeats a key (the JSON reader keeps the last one,
 // as kubectl's does, without a word).

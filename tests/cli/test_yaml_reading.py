@@ -124,6 +124,23 @@ items:
     assert f["pointer"] == "/data/k", f  # into the item, as every pointer of an item
 
 
+def test_kubectl_yaml_list_is_read_item_by_item_with_its_lines(write):
+    # `kubectl get -o yaml`: items at column 0, `kind: List` after them; streamed item by item.
+    items = "".join(
+        f"- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: c{i}\n  data:\n"
+        f"    k: x\n" + ("    k: y\n" if i == 2 else "") for i in range(4))
+    text = f"apiVersion: v1\nitems:\n{items}kind: List\nmetadata:\n  resourceVersion: \"\"\n"
+    p = write(text)
+    r, data = check(p)
+    assert r.rc == 0, r
+    assert [x["source"] for x in data["results"]] == [f"{p}#0/items/{i}" for i in range(4)], r
+    [f] = duplicate_findings(data["results"][2])
+    assert f["pointer"] == "/data/k" and "line 21" in f["message"], f
+    r2, from_stdin = check("-", input=text)
+    assert [x["findings"] for x in from_stdin["results"]] == \
+        [x["findings"] for x in data["results"]], r2
+
+
 def test_duplicate_inside_an_anchor_is_reported_once_per_line(write):
     text = """\
 apiVersion: v1

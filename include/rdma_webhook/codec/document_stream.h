@@ -42,7 +42,11 @@ using EntrySink = std::function<void(StreamEntry&&)>;
 // first scanned without building values to learn whether it is a List (kubectl writes `kind`
 // after `items`), then read again from `rewind`; without `rewind` (and without `json_list`) the
 // stream is read into memory whole, up to max_document_bytes. A JSON List broken part-way
-// reports the items before the break, then an error entry for the item where it broke.
+// reports the items before the break, then an error entry for the item where it broke. YAML is
+// read twice too: first to find the `List` documents laid out as `kubectl get -o yaml` writes
+// them (block items, no anchors, aliases or tags), whose items are then read one at a time with
+// only each item capped at max_document_bytes; any other document is read whole. One difference
+// from the whole reader: such a List with more than 500,000 nodes is read, not refused.
 void ReadStream(const Pull& pull, const Rewind& rewind, const StreamOptions& options,
                 const EntrySink& sink);
 

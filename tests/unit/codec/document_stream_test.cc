@@ -126,6 +126,44 @@ INSTANTIATE_TEST_SUITE_P(
         SameAsWholeCase{"yaml_broken_middle", "a: 1\n---\nb: [1\n---\nc: 3\n"},
         SameAsWholeCase{"yaml_list_document",
                         "kind: List\nitems:\n- {kind: Pod, a: 1, a: 2}\n- kind: Job\n"},
+        SameAsWholeCase{"yaml_list_kubectl",
+                        "apiVersion: v1\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata:\n"
+                        "    name: a\n  spec:\n    containers:\n    - name: c\n      image: x\n"
+                        "- apiVersion: v1\n  kind: Pod\n  metadata:\n    name: b\n"
+                        "kind: List\nmetadata:\n  resourceVersion: \"\"\n"},
+        SameAsWholeCase{"yaml_list_indented",
+                        "kind: List\nitems:\n  - kind: Pod\n    a: 1\n  -   kind: Job\n"
+                        "      b: [1, 2]\n      c: |\n        text\n"},
+        SameAsWholeCase{"yaml_list_comments",
+                        "# head\napiVersion: v1\nitems:\n# before\n- kind: Pod # end\n"
+                        "  # inside\n  a: 1\n# between\n\n- kind: Job\n# after\nkind: \"List\"\n"},
+        SameAsWholeCase{"yaml_list_duplicate_keys",
+                        "items:\n- kind: Pod\n  a: 1\n  a: 2\n  m:\n    x: 1\n    x: 2\n"
+                        "- kind: Job\n  b: 1\n  b: 1\nkind: List\nkind: List\n"},
+        SameAsWholeCase{"yaml_list_duplicate_keys_once",
+                        "items:\n- kind: Pod\n  a: 1\n  a: 2\n- kind: Job\n  b: 1\n  b: 1\n"
+                        "kind: List\n"},
+        SameAsWholeCase{"yaml_list_broken_item",
+                        "items:\n- kind: Pod\n- kind: Job\n  a: [1\n- kind: Pod\nkind: List\n"},
+        SameAsWholeCase{"yaml_list_bad_tag_item",
+                        "items:\n- kind: Pod\n- kind: Job\n  a: !!int x\nkind: List\n"},
+        SameAsWholeCase{"yaml_list_anchors",
+                        "items:\n- &p {kind: Pod}\n- kind: Job\n  spec: &s {a: 1}\n- kind: Pod\n"
+                        "  spec: *s\nkind: List\n"},
+        SameAsWholeCase{"yaml_list_dash_alone",
+                        "items:\n-\n  kind: Pod\n- # c\n  kind: Job\nkind: List\n"},
+        SameAsWholeCase{"yaml_list_scalar_item", "items:\n- kind: Pod\n- 3\n-\nkind: List\n"},
+        SameAsWholeCase{"yaml_not_a_list_with_items",
+                        "apiVersion: v1\nitems:\n- kind: Pod\n- kind: Job\nkind: PodList\n"},
+        SameAsWholeCase{"yaml_items_without_kind", "items:\n- kind: Pod\n- kind: Job\n"},
+        SameAsWholeCase{"yaml_list_among_documents",
+                        "# licence\n---\nkind: Pod\n--- \nitems:\n- kind: Pod\n  x: 1\n"
+                        "- kind: Job\nkind: List\n---\n---\nitems:\n  - kind: Pod\nkind: List\n"
+                        "...\n---\nkind: Job\n"},
+        SameAsWholeCase{"yaml_list_crlf_and_tabs",
+                        "items:\r\n- kind: Pod\r\n  a: \"x\ty\"\r\n- kind: Job\r\nkind: List\r\n"},
+        SameAsWholeCase{"yaml_list_no_final_newline", "kind: List\nitems:\n- kind: Pod\n- a: 1"},
+        SameAsWholeCase{"yaml_list_flow_items", "kind: List\nitems: [{kind: Pod}, {kind: Job}]\n"},
         SameAsWholeCase{"yaml_duplicates", "kind: Pod\nspec:\n  x: 1\n  x: 2\n"},
         SameAsWholeCase{"yaml_no_final_newline", "kind: Pod"},
         SameAsWholeCase{"byte_order_mark", "\xEF\xBB\xBFkind: Pod\n"}, SameAsWholeCase{"empty", ""},
@@ -196,6 +234,37 @@ TEST(DocumentStream, OversizedYamlDocumentIsAnErrorAndTheNextIsRead) {
   EXPECT_EQ(entries[1].doc.index, 1u);
   EXPECT_EQ(entries[1].doc.error, "line 2: document larger than 0 MiB");
   EXPECT_EQ((*entries[2].doc.value)["c"], 3);
+}
+
+// A YAML List larger than the cap is read item by item: only each item must fit.
+TEST(DocumentStream, YamlListItemsAreReadOneAtATime) {
+  for (const std::string indent : {"", "  "}) {
+    std::string text = "apiVersion: v1\nitems:\n";
+    for (int i = 0; i < 200; ++i)
+      text += indent + "- kind: Pod\n" + indent + "  metadata:\n" + indent + "    name: p" +
+              std::to_string(i) + "\n";
+    text += "kind: List\nmetadata:\n  resourceVersion: \"\"\n";
+    StreamOptions options;
+    options.max_document_bytes = 256;
+    options.positions = Positions::kRecord;
+    const auto entries = Stream(text, options);
+    ASSERT_EQ(entries.size(), 200u) << testing::PrintToString(Describe(entries));
+    EXPECT_EQ(entries[7].item, 7u);
+    EXPECT_EQ(entries[7].doc.index, 0u);
+    EXPECT_EQ(entries[7].doc.line, 1u);
+    EXPECT_EQ((*entries[7].doc.value)["metadata"]["name"], "p7");
+    EXPECT_EQ(entries[7].doc.positions.at("/metadata/name").line, 3u + 7 * 3 + 2);
+    EXPECT_EQ(entries[7].doc.positions.at("").column, indent.size() + 3);
+  }
+}
+
+TEST(DocumentStream, YamlListWithAnchorsIsReadWhole) {
+  StreamOptions options;
+  options.max_document_bytes = 64;
+  const auto entries = Stream(
+      "items:\n- kind: Pod\n  spec: &s {a: 1}\n- kind: Pod\n  spec: *s\nkind: List\n", options);
+  ASSERT_EQ(entries.size(), 1u) << testing::PrintToString(Describe(entries));
+  EXPECT_EQ(entries[0].doc.error, "line 1: document larger than 0 MiB");
 }
 
 TEST(DocumentStream, OversizedJsonItemIsAnErrorAndTheNextIsRead) {
