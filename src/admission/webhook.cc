@@ -18,6 +18,13 @@ const json& At(const json& object, const std::string& pointer) {
   return object.contains(p) ? object.at(p) : kNull;
 }
 
+// The string at `pointer`, or "" when it is absent or of another type: the object is the user's,
+// and json::value() would throw on a kind or name that is no string.
+std::string StringAt(const json& object, const std::string& pointer) {
+  const json& v = At(object, pointer);
+  return v.is_string() ? v.get<std::string>() : std::string();
+}
+
 json AnnotationsThatMatter(const json& object, const std::string& template_pointer) {
   json annotations = At(object, template_pointer + "/metadata/annotations");
   if (annotations.is_object()) annotations.erase(std::string(kRestartedAtAnnotation));
@@ -69,13 +76,9 @@ void AddWarning(std::vector<std::string>& warnings, const rules::Finding& f) {
 std::string DenialMessage(const Request& request,
                           const std::vector<const rules::Finding*>& errors) {
   const json& object = request.object;
-  const json& k = At(object, "/kind");  // value() would throw on a kind that is no string
-  std::string kind = k.is_string() ? k.get<std::string>() : "object";
-  std::string name = request.name;
-  if (name.empty()) {
-    const json& n = At(object, "/metadata/name");
-    if (n.is_string()) name = n.get<std::string>();
-  }
+  std::string kind = StringAt(object, "/kind");
+  if (kind.empty()) kind = "object";
+  const std::string name = request.name.empty() ? StringAt(object, "/metadata/name") : request.name;
   std::string message = "rdma-webhook: " + kind + " " + request.ns + "/" + name + " has " +
                         std::to_string(errors.size()) +
                         (errors.size() == 1 ? " error" : " errors") + ": ";
@@ -224,17 +227,10 @@ Outcome Webhook::Handle(Endpoint endpoint, std::string_view body,
     out.dry_run = request.dry_run;
     const json& subject = request.object.is_object() ? request.object : request.old_object;
     if (subject.is_object()) {
-      const json& kind = At(subject, "/kind");  // value() would throw on one that is no string
-      if (kind.is_string()) out.kind = kind.get<std::string>();
+      out.kind = StringAt(subject, "/kind");
       // The API server leaves request.name empty for generateName; the log still names it.
-      if (out.name.empty()) {
-        const json& name = At(subject, "/metadata/name");
-        const json& generate = At(subject, "/metadata/generateName");
-        if (name.is_string())
-          out.name = name.get<std::string>();
-        else if (generate.is_string())
-          out.name = generate.get<std::string>();
-      }
+      if (out.name.empty()) out.name = StringAt(subject, "/metadata/name");
+      if (out.name.empty()) out.name = StringAt(subject, "/metadata/generateName");
     }
     const std::string uid = request.uid;
     out.decision = decide_(endpoint, std::move(request), policy);
