@@ -18,7 +18,7 @@ want_bench=0
 # jq: `make run` decodes the sample answer's base64 patch with it
 packages=(g++ cmake ninja-build pkg-config git openssl curl jq
           libboost1.81-dev libssl-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
-          libyaml-cpp-dev libcli11-dev libgtest-dev libgmock-dev)
+          libyaml-cpp-dev libcli11-dev libgtest-dev libgmock-dev libjemalloc-dev)
 # prometheus: for promtool, which checks and unit-tests the chart's alerts (tests/chart)
 # umoci, skopeo, file, binutils: build and inspect the container image (scripts/image.sh, tests/image)
 # clang-16 + libclang-rt-16-dev: libFuzzer with ASan/UBSan for the fuzz stage (tests/fuzz)
