@@ -194,7 +194,7 @@ Mutation Mutate(const workload::Workload& w, json object, const policy::Policy& 
   const auto workload_path = [&](bool mutated) {
     std::vector<policy::Path> paths;
     for (const auto& p : planned)
-      paths.push_back(mutated && p.plan.applies ? rules::ModePath(ns.mode) : p.path);
+      paths.push_back(mutated && p.plan.applies ? policy::ModePath(ns.mode) : p.path);
     return rules::WorkloadPath(paths);
   };
   if (rules::OptedOut(w, ns)) {

@@ -4,22 +4,6 @@
 
 namespace rw::policy {
 
-std::string_view ToString(Mode m) {
-  switch (m) {
-    case Mode::kOff:
-      return "off";
-    case Mode::kHostNetwork:
-      return "hostNetwork";
-    case Mode::kSriov:
-      return "sriov";
-    case Mode::kShared:
-      return "shared";
-    case Mode::kTcp:
-      return "tcp";
-  }
-  return "off";
-}
-
 std::string_view ToString(Validation v) {
   switch (v) {
     case Validation::kDeny:

@@ -162,22 +162,6 @@ bool SameEnvValue(std::string_view name, std::string_view value, std::string_vie
   return value == wanted;
 }
 
-policy::Path ModePath(Mode m) {
-  switch (m) {
-    case Mode::kHostNetwork:
-      return policy::Path::kHostNetwork;
-    case Mode::kSriov:
-      return policy::Path::kSriov;
-    case Mode::kShared:
-      return policy::Path::kShared;
-    case Mode::kTcp:
-      return policy::Path::kTcp;
-    case Mode::kOff:
-      break;
-  }
-  return policy::Path::kNone;
-}
-
 bool ReportsConflict(const TemplatePlan& plan, const policy::NamespacePolicy& ns) {
   const bool reject = ns.on_conflict == policy::OnConflict::kReject;
   return std::any_of(plan.conflicts.begin(), plan.conflicts.end(),
@@ -189,7 +173,8 @@ TemplatePlan PlanTemplate(const workload::PodTemplate& t, const policy::Policy& 
                           const TemplateNetworks& nets, policy::Path path) {
   TemplatePlan plan;
   if (ns.mode == Mode::kOff || !t.HasGpu()) return plan;
-  if (path != policy::Path::kNone && path != policy::Path::kUnknown && path != ModePath(ns.mode))
+  if (path != policy::Path::kNone && path != policy::Path::kUnknown &&
+      path != policy::ModePath(ns.mode))
     return plan;  // the manifest chose another path (plugin included); allowedPaths decides
   plan.applies = true;
   // Own rails: VFs claimed and networks attached, none of them the policy's (e.g. 8 rails of

@@ -86,9 +86,6 @@ TemplatePlan PlanTemplate(const workload::PodTemplate& t, const policy::Policy& 
                           const policy::NamespacePolicy& ns_policy, std::string_view pod_ns,
                           const TemplateNetworks& nets, policy::Path path);
 
-// The path a template takes once the namespace's mode is applied to it.
-policy::Path ModePath(policy::Mode mode);
-
 // True when a conflict of `plan` is reported under the namespace's onConflict (and so the whole
 // workload is left unmutated for validation to deny).
 bool ReportsConflict(const TemplatePlan& plan, const policy::NamespacePolicy& ns_policy);
