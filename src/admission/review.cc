@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "rdma_webhook/codec/json_text.h"
 #include "rdma_webhook/codec/yaml.h"
 
 namespace rw::admission {
@@ -83,14 +84,13 @@ Envelope ReadEnvelope(std::string_view body) {
 }  // namespace
 
 Request DecodeReview(std::string_view body) {
-  // nlohmann's parser recurses per nesting level; refuse hostile depth before it runs.
-  if (codec::JsonNestingDepth(body) > codec::kMaxNestingDepth) {
-    throw DecodeError("JSON nested deeper than " + std::to_string(codec::kMaxNestingDepth) +
-                      " levels");
-  }
   json review;
   try {
-    review = json::parse(body);
+    review = codec::ParseJson(body, codec::kMaxNestingDepth);
+  } catch (const codec::JsonTooDeep&) {
+    // Hostile depth is refused before anything that deep is built (docs/reliability.md).
+    throw DecodeError("JSON nested deeper than " + std::to_string(codec::kMaxNestingDepth) +
+                      " levels");
   } catch (const json::parse_error& e) {
     throw DecodeError(std::string("malformed JSON: ") + e.what());
   } catch (const json::out_of_range& e) {

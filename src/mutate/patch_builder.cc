@@ -9,67 +9,99 @@ namespace {
 
 using nlohmann::json;
 
-std::vector<std::string> Tokens(const std::string& pointer) {
-  return workload::PointerTokens(pointer);
+// Appends one reference token to a pointer, escaped (RFC 6901), without a temporary string.
+void AppendToken(std::string& path, const std::string& token) {
+  path += '/';
+  for (const char c : token) {
+    if (c == '~') {
+      path += "~0";
+    } else if (c == '/') {
+      path += "~1";
+    } else {
+      path += c;
+    }
+  }
 }
-std::string Escape(const std::string& token) { return workload::EscapePointerToken(token); }
+
+// One operation, built member by member: json's initializer-list constructor would copy the
+// value twice (its elements are const), and a review's patch is built once per request.
+json Operation(const char* op, std::string path, const json& value) {
+  json operation(json::value_t::object);
+  auto& members = operation.get_ref<json::object_t&>();
+  members.emplace("op", op);
+  members.emplace("path", std::move(path));
+  members.emplace("value", value);
+  return operation;
+}
 
 }  // namespace
 
 void PatchBuilder::Set(const std::string& pointer, json value) {
-  const auto tokens = Tokens(pointer);
+  const auto tokens = workload::PointerTokens(pointer);
   json* node = &doc_;
   std::string path;
+  path.reserve(pointer.size() + 8);
   for (std::size_t i = 0; i < tokens.size(); ++i) {
     const std::string& token = tokens[i];
-    const std::string child_path = path + "/" + Escape(token);
+    AppendToken(path, token);  // now the pointer of the child
     const bool last = i + 1 == tokens.size();
     if (node->is_array()) {
       const std::size_t index = std::stoul(token);
       json& child = node->at(index);
       if (last) {
         if (child == value) return;
-        ops_.push_back({{"op", "replace"}, {"path", child_path}, {"value", value}});
+        ops_.push_back(Operation("replace", std::move(path), value));
         child = std::move(value);
         return;
       }
       node = &child;
-      path = child_path;
       continue;
     }
     auto it = node->find(token);
     if (it == node->end() || it->is_null()) {
       // Build the missing subtree and add it in one operation.
       json nested = std::move(value);
-      for (std::size_t j = tokens.size() - 1; j > i; --j)
-        nested = json{{tokens[j], std::move(nested)}};
+      for (std::size_t j = tokens.size() - 1; j > i; --j) {
+        json parent(json::value_t::object);
+        parent.get_ref<json::object_t&>().emplace(tokens[j], std::move(nested));
+        nested = std::move(parent);
+      }
       const bool existed = it != node->end();
-      ops_.push_back(
-          {{"op", existed ? "replace" : "add"}, {"path", child_path}, {"value", nested}});
+      ops_.push_back(Operation(existed ? "replace" : "add", std::move(path), nested));
       (*node)[token] = std::move(nested);
       return;
     }
     if (last) {
       if (*it == value) return;
-      ops_.push_back({{"op", "replace"}, {"path", child_path}, {"value", value}});
+      ops_.push_back(Operation("replace", std::move(path), value));
       *it = std::move(value);
       return;
     }
     node = &*it;
-    path = child_path;
   }
 }
 
 void PatchBuilder::Append(const std::string& pointer, json value) {
-  const json::json_pointer ptr(pointer);
-  if (!doc_.contains(ptr) || doc_.at(ptr).is_null()) {
+  // One walk down the pointer: the array, or nullptr when a member on the way is missing.
+  json* array = &doc_;
+  for (const auto& token : workload::PointerTokens(pointer)) {
+    if (array->is_array()) {
+      const std::size_t index = std::stoul(token);
+      array = index < array->size() ? &(*array)[index] : nullptr;
+    } else if (array->is_object()) {
+      auto it = array->find(token);
+      array = it != array->end() ? &*it : nullptr;
+    } else {
+      array = nullptr;
+    }
+    if (array == nullptr) break;
+  }
+  if (array == nullptr || array->is_null()) {
     Set(pointer, json::array({std::move(value)}));
     return;
   }
-  json& array = doc_.at(ptr);
-  ops_.push_back(
-      {{"op", "add"}, {"path", pointer + "/" + std::to_string(array.size())}, {"value", value}});
-  array.push_back(std::move(value));
+  ops_.push_back(Operation("add", pointer + "/" + std::to_string(array->size()), value));
+  array->push_back(std::move(value));
 }
 
 }  // namespace rw::mutate

@@ -6,9 +6,12 @@
 //    uid when the error carries one, else {"error": ...};
 //  - a decodable review is answered 200 echoing its uid and apiVersion (a 500 is a fault of the
 //    core on input the API server can send, so it is a finding too);
-//  - a patch, when there is one, is a JSON Patch that applies to the request's object.
+//  - a patch, when there is one, is a JSON Patch that applies to the request's object;
+//  - codec::ParseJson, which reads the body, makes of it what nlohmann::json::parse makes: the
+//    same tree with the same node types, or the same exception with the same message.
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -17,6 +20,8 @@
 #include "fuzz_util.h"
 #include "rdma_webhook/admission/review.h"
 #include "rdma_webhook/admission/webhook.h"
+#include "rdma_webhook/codec/json_text.h"
+#include "rdma_webhook/codec/yaml.h"
 #include "rdma_webhook/policy/policy.h"
 
 namespace {
@@ -45,6 +50,61 @@ namespaces:
   - {names: [opt-*], mode: hostNetwork, validation: deny, optOut: true}
 )");
   return p;
+}
+
+// The tree with every number's type spelled out (json's == calls 5u and 5 equal, 0.0 and -0.0).
+std::string Typed(const json& v) {
+  switch (v.type()) {
+    case json::value_t::object: {
+      std::string out = "{";
+      for (auto it = v.begin(); it != v.end(); ++it)
+        out += json(it.key()).dump() + ":" + Typed(*it);
+      return out + "}";
+    }
+    case json::value_t::array: {
+      std::string out = "[";
+      for (const auto& item : v) out += Typed(item) + ",";
+      return out + "]";
+    }
+    case json::value_t::number_unsigned:
+      return "u" + v.dump();
+    case json::value_t::number_integer:
+      return "i" + v.dump();
+    case json::value_t::number_float: {
+      const double d = v.get<double>();
+      std::uint64_t bits = 0;
+      std::memcpy(&bits, &d, sizeof bits);
+      return "f" + std::to_string(bits);
+    }
+    default:
+      return v.dump();
+  }
+}
+
+template <class Parse>
+std::string ParsedAs(Parse parse, std::string_view text) {
+  try {
+    return Typed(parse(text));
+  } catch (const json::exception& e) {
+    return std::string("throws ") + e.what();
+  } catch (const rw::codec::JsonTooDeep&) {
+    return "too deep";
+  }
+}
+
+// The reference is nlohmann behind the bracket count the request path always refused by.
+void CheckParser(std::string_view body) {
+  const std::string fast = ParsedAs(
+      [](std::string_view t) { return rw::codec::ParseJson(t, rw::codec::kMaxNestingDepth); },
+      body);
+  const std::string reference = ParsedAs(
+      [](std::string_view t) {
+        if (rw::codec::JsonNestingDepth(t) > rw::codec::kMaxNestingDepth)
+          throw rw::codec::JsonTooDeep("");
+        return json::parse(t);
+      },
+      body);
+  Check(fast == reference, "ParseJson and nlohmann disagree", fast + "\n---\n" + reference);
 }
 
 void CheckOutcome(admission::Endpoint endpoint, std::string_view body) {
@@ -97,6 +157,7 @@ void CheckOutcome(admission::Endpoint endpoint, std::string_view body) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view body(reinterpret_cast<const char*>(data), size);
+  CheckParser(body);
   CheckOutcome(admission::Endpoint::kMutate, body);
   CheckOutcome(admission::Endpoint::kValidate, body);
   return 0;

@@ -1,0 +1,28 @@
+#pragma once
+// JSON text to nlohmann::json, read by Boost.JSON's parser. nlohmann's own lexer copies every
+// string one byte at a time into a token buffer and costs a third of a review's CPU; Boost.JSON's
+// parser scans runs of bytes and hands them over as views, and only the DOM is built here.
+#include <cstddef>
+#include <stdexcept>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace rw::codec {
+
+// Text whose arrays and objects nest deeper than the caller allows (JsonNestingDepth of it is
+// more than max_depth): refused before anything that deep is built.
+class JsonTooDeep : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Throws JsonTooDeep when JsonNestingDepth(text) > max_depth; otherwise returns what
+// nlohmann::json::parse(text) returns and throws what it throws: the same value types (a
+// non-negative integer is unsigned, a negative one signed, any other number a double read as
+// strtod reads it), the last of duplicate keys, the same exceptions and messages. Text the fast
+// parser refuses (malformed, a number out of a double's range, a byte order mark) is handed to
+// nlohmann, which decides, so errors read as they always did. Neither parser recurses.
+nlohmann::json ParseJson(std::string_view text, std::size_t max_depth);
+
+}  // namespace rw::codec
