@@ -16,35 +16,6 @@ std::string_view ToString(Validation v) {
   return "deny";
 }
 
-std::string_view ToString(Path p) {
-  switch (p) {
-    case Path::kNone:
-      return "none";
-    case Path::kHostNetwork:
-      return "hostNetwork";
-    case Path::kSriov:
-      return "sriov";
-    case Path::kShared:
-      return "shared";
-    case Path::kTcp:
-      return "tcp";
-    case Path::kPlugin:
-      return "plugin";
-    case Path::kUnknown:
-      return "unknown";
-    case Path::kMixed:
-      return "mixed";
-  }
-  return "none";
-}
-
-std::optional<Path> ParsePath(std::string_view s) {
-  for (Path p : {Path::kNone, Path::kHostNetwork, Path::kSriov, Path::kShared, Path::kTcp,
-                 Path::kPlugin, Path::kUnknown, Path::kMixed})
-    if (ToString(p) == s) return p;
-  return std::nullopt;
-}
-
 bool NamespacePolicy::Allows(Path p) const {
   if (p == Path::kNone || p == Path::kUnknown || p == Path::kPlugin) return true;
   return std::find(allowed_paths.begin(), allowed_paths.end(), p) != allowed_paths.end();

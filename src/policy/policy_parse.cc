@@ -36,6 +36,15 @@ std::vector<std::string> ModeNames() {
   return names;
 }
 
+// The values allowedPaths takes: every mode's path, then plugin, none and unknown (never mixed:
+// it is what a workload is, not a path a namespace can allow).
+std::string AllowedPathNames() {
+  std::vector<std::string> names;
+  for (const modes::Row* row : modes::Rows()) names.emplace_back(row->name);
+  for (const Path p : {Path::kPlugin, Path::kNone, Path::kUnknown}) names.emplace_back(ToString(p));
+  return Fields::Join(names);
+}
+
 Validation ValidationFrom(const std::string& s) {
   if (s == "warn") return Validation::kWarn;
   if (s == "off") return Validation::kOff;
@@ -143,8 +152,7 @@ NamespacePolicy ReadNamespace(const json& v, const std::string& path, const Name
       auto p = ParsePath(allowed[i]);
       if (!p || *p == Path::kMixed)
         Fail(f.Path("allowedPaths") + "[" + std::to_string(i) + "]",
-             "must be one of hostNetwork, sriov, shared, tcp, plugin, none, unknown, got '" +
-                 allowed[i] + "'");
+             "must be one of " + AllowedPathNames() + ", got '" + allowed[i] + "'");
       ns.allowed_paths.push_back(*p);
     }
     allowed_explicit = !allowed.empty();

@@ -19,8 +19,8 @@ constexpr std::string_view kShmVolume = "rdma-webhook-shm";
 
 // The table of modes: one row per mode, each a unit of modes/. `off` has none: it plans nothing.
 const modes::Unit* UnitOf(policy::Mode mode) {
-  static const std::array<const modes::Unit*, 4> kUnits{&modes::HostNetwork(), &modes::Sriov(),
-                                                        &modes::Shared(), &modes::Tcp()};
+  static const std::array kUnits{&modes::HostNetwork(), &modes::Sriov(), &modes::Shared(),
+                                 &modes::Tcp()};
   for (const modes::Unit* unit : kUnits)
     if (unit->mode == mode) return unit;
   return nullptr;

@@ -2,7 +2,7 @@
 // A mode as the policy knows it: one row per mode, each defined in its own file of this folder
 // and listed in the table of mode_table.cc. A row names the mode, gives the path a template takes
 // under it, and reads the mode's section of a namespace entry.
-#include <array>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -29,7 +29,7 @@ const Row& Shared();
 const Row& Tcp();
 
 // Every mode but off, in the order the documentation lists them.
-const std::array<const Row*, 4>& Rows();
+std::span<const Row* const> Rows();
 // The row of `mode`, nullptr for off.
 const Row* RowOf(Mode mode);
 
