@@ -16,7 +16,8 @@ ARG DEBIAN_FRONTEND=noninteractive
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       libboost1.81-dev libssl-dev nlohmann-json3-dev libspdlog-dev \
-      libyaml-cpp-dev libcli11-dev libfmt-dev libgtest-dev libgmock-dev cmake ninja-build g++ \
+      libyaml-cpp-dev libcli11-dev libfmt-dev libgtest-dev libgmock-dev libjemalloc-dev \
+      cmake ninja-build g++ \
       binutils file \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src

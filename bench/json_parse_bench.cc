@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "measure.h"
+#include "rdma_webhook/codec/json_text.h"
 #include "rdma_webhook/codec/yaml.h"
 
 #define RW_STRINGIFY2(x) #x
@@ -423,9 +424,11 @@ int main(int argc, char** argv) {
     const simdjson::padded_string padded(body);  // the body read into a padded buffer
 
     std::vector<std::pair<std::string, std::function<std::size_t()>>> cases = {
-        {"codec::JsonNestingDepth pre-scan (today)",
+        {"codec::JsonNestingDepth pre-scan (before)",
          [&] { return rw::codec::JsonNestingDepth(body); }},
-        {"nlohmann json::parse (DOM, today)", [&] { return nlohmann::json::parse(body).size(); }},
+        {"nlohmann json::parse (DOM, before)", [&] { return nlohmann::json::parse(body).size(); }},
+        {"codec::ParseJson: Boost.JSON -> nlohmann DOM (today)",
+         [&] { return rw::codec::ParseJson(body, rw::codec::kMaxNestingDepth).size(); }},
         {"nlohmann DOM + walk to view",
          [&] {
            ViewBuilder b;

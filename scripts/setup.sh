@@ -18,16 +18,16 @@ want_bench=0
 # jq: `make run` decodes the sample answer's base64 patch with it
 packages=(g++ cmake ninja-build pkg-config git openssl curl jq
           libboost1.81-dev libssl-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
-          libyaml-cpp-dev libcli11-dev libgtest-dev libgmock-dev)
+          libyaml-cpp-dev libcli11-dev libgtest-dev libgmock-dev libjemalloc-dev)
 # prometheus: for promtool, which checks and unit-tests the chart's alerts (tests/chart)
 # umoci, skopeo, file, binutils: build and inspect the container image (scripts/image.sh, tests/image)
 # clang-16 + libclang-rt-16-dev: libFuzzer with ASan/UBSan for the fuzz stage (tests/fuzz)
 [ "$want_test" = 1 ] && packages+=(clang-format wrk prometheus umoci skopeo file binutils
                                    clang-16 libclang-rt-16-dev)
 # bench only (bench/README.md): wrk drives the load; nginx is bench/run.sh's TLS floor (it starts
-# its own instance on 127.0.0.1); linux-perf for bench/profile.sh; simdjson and Boost.JSON's
-# library for bench/json_parse_bench.cc (-DRW_BUILD_BENCH=ON).
-[ "$want_bench" = 1 ] && packages+=(wrk nginx linux-perf libsimdjson-dev libboost-json1.81-dev)
+# its own instance on 127.0.0.1); linux-perf for bench/profile.sh; simdjson for
+# bench/json_parse_bench.cc (-DRW_BUILD_BENCH=ON; Boost.JSON comes with the build's Boost headers).
+[ "$want_bench" = 1 ] && packages+=(wrk nginx linux-perf libsimdjson-dev)
 
 missing=()
 for p in "${packages[@]}"; do

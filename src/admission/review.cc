@@ -255,27 +255,28 @@ std::string Base64(std::string_view bytes) {
       'Q', 'R', 'S', 'T', 'U', 'V', 'W', 'X', 'Y', 'Z', 'a', 'b', 'c', 'd', 'e', 'f',
       'g', 'h', 'i', 'j', 'k', 'l', 'm', 'n', 'o', 'p', 'q', 'r', 's', 't', 'u', 'v',
       'w', 'x', 'y', 'z', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9', '+', '/'};
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
+  // Sized once and written by index: appending a character at a time checked the capacity for
+  // every one of them, on the one answer field that grows with the patch.
+  std::string out((bytes.size() + 2) / 3 * 4, '=');
+  char* o = out.data();
   std::size_t i = 0;
   auto byte = [&](std::size_t k) {
     return static_cast<unsigned>(static_cast<unsigned char>(bytes[k]));
   };
-  for (; i + 3 <= bytes.size(); i += 3) {
+  for (; i + 3 <= bytes.size(); i += 3, o += 4) {
     const unsigned v = (byte(i) << 16) | (byte(i + 1) << 8) | byte(i + 2);
-    out += kAlphabet[(v >> 18) & 63];
-    out += kAlphabet[(v >> 12) & 63];
-    out += kAlphabet[(v >> 6) & 63];
-    out += kAlphabet[v & 63];
+    o[0] = kAlphabet[(v >> 18) & 63];
+    o[1] = kAlphabet[(v >> 12) & 63];
+    o[2] = kAlphabet[(v >> 6) & 63];
+    o[3] = kAlphabet[v & 63];
   }
   const std::size_t rest = bytes.size() - i;
-  if (rest > 0) {
+  if (rest > 0) {  // the padding '=' is already there
     unsigned v = byte(i) << 16;
     if (rest == 2) v |= byte(i + 1) << 8;
-    out += kAlphabet[(v >> 18) & 63];
-    out += kAlphabet[(v >> 12) & 63];
-    out += rest == 2 ? kAlphabet[(v >> 6) & 63] : '=';
-    out += '=';
+    o[0] = kAlphabet[(v >> 18) & 63];
+    o[1] = kAlphabet[(v >> 12) & 63];
+    if (rest == 2) o[2] = kAlphabet[(v >> 6) & 63];
   }
   return out;
 }
