@@ -4,22 +4,6 @@
 
 namespace rw::policy {
 
-std::string_view ToString(Mode m) {
-  switch (m) {
-    case Mode::kOff:
-      return "off";
-    case Mode::kHostNetwork:
-      return "hostNetwork";
-    case Mode::kSriov:
-      return "sriov";
-    case Mode::kShared:
-      return "shared";
-    case Mode::kTcp:
-      return "tcp";
-  }
-  return "off";
-}
-
 std::string_view ToString(Validation v) {
   switch (v) {
     case Validation::kDeny:
@@ -30,35 +14,6 @@ std::string_view ToString(Validation v) {
       return "off";
   }
   return "deny";
-}
-
-std::string_view ToString(Path p) {
-  switch (p) {
-    case Path::kNone:
-      return "none";
-    case Path::kHostNetwork:
-      return "hostNetwork";
-    case Path::kSriov:
-      return "sriov";
-    case Path::kShared:
-      return "shared";
-    case Path::kTcp:
-      return "tcp";
-    case Path::kPlugin:
-      return "plugin";
-    case Path::kUnknown:
-      return "unknown";
-    case Path::kMixed:
-      return "mixed";
-  }
-  return "none";
-}
-
-std::optional<Path> ParsePath(std::string_view s) {
-  for (Path p : {Path::kNone, Path::kHostNetwork, Path::kSriov, Path::kShared, Path::kTcp,
-                 Path::kPlugin, Path::kUnknown, Path::kMixed})
-    if (ToString(p) == s) return p;
-  return std::nullopt;
 }
 
 bool NamespacePolicy::Allows(Path p) const {

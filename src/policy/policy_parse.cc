@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <set>
 
+#include "fields.h"
+#include "modes/mode.h"
 #include "rdma_webhook/codec/yaml.h"
 #include "rdma_webhook/policy/policy.h"
 
@@ -13,103 +15,6 @@ using nlohmann::json;
 
 using codec::TypeName;
 
-[[noreturn]] void Fail(const std::string& path, const std::string& message) {
-  throw PolicyError(path + ": " + message);
-}
-
-// A mapping being read: every key must be consumed, so a typo is an error that names it.
-class Fields {
- public:
-  Fields(const json& object, std::string path) : object_(object), path_(std::move(path)) {
-    if (!object_.is_object()) Fail(Where(), "must be a mapping, got " + TypeName(object_));
-  }
-
-  const json* Get(const std::string& key) {
-    used_.insert(key);
-    auto it = object_.find(key);
-    if (it == object_.end() || it->is_null()) return nullptr;
-    return &*it;
-  }
-  std::string Path(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
-
-  std::string String(const std::string& key, std::string fallback) {
-    const json* v = Get(key);
-    if (v == nullptr) return fallback;
-    if (!v->is_string()) Fail(Path(key), "must be a string, got " + TypeName(*v));
-    return v->get<std::string>();
-  }
-  bool Bool(const std::string& key, bool fallback) {
-    const json* v = Get(key);
-    if (v == nullptr) return fallback;
-    if (!v->is_boolean()) Fail(Path(key), "must be true or false, got " + TypeName(*v));
-    return v->get<bool>();
-  }
-  long long Count(const std::string& key, long long fallback) {
-    const json* v = Get(key);
-    if (v == nullptr) return fallback;
-    if (!v->is_number_integer()) Fail(Path(key), "must be an integer, got " + TypeName(*v));
-    const long long n = v->get<long long>();
-    if (n < 1) Fail(Path(key), "must be >= 1");
-    if (n > 1024) Fail(Path(key), "must be <= 1024");
-    return n;
-  }
-  std::vector<std::string> Strings(const std::string& key, std::vector<std::string> fallback) {
-    const json* v = Get(key);
-    if (v == nullptr) return fallback;
-    if (!v->is_array()) Fail(Path(key), "must be a list of strings, got " + TypeName(*v));
-    std::vector<std::string> out;
-    for (std::size_t i = 0; i < v->size(); ++i) {
-      const json& item = (*v)[i];
-      if (!item.is_string() || item.get_ref<const std::string&>().empty())
-        Fail(Path(key) + "[" + std::to_string(i) + "]", "must be a non-empty string");
-      out.push_back(item.get<std::string>());
-    }
-    return out;
-  }
-  // off may arrive as boolean false: YAML 1.1 (and Helm) read an unquoted `off` that way.
-  std::string Enum(const std::string& key, const std::string& fallback,
-                   const std::vector<std::string>& allowed) {
-    const json* v = Get(key);
-    if (v == nullptr) return fallback;
-    std::string s;
-    if (v->is_boolean() && !v->get<bool>() &&
-        std::find(allowed.begin(), allowed.end(), "off") != allowed.end()) {
-      s = "off";
-    } else if (v->is_string()) {
-      s = v->get<std::string>();
-    } else {
-      Fail(Path(key), "must be one of " + Join(allowed) + ", got " + TypeName(*v));
-    }
-    if (std::find(allowed.begin(), allowed.end(), s) == allowed.end())
-      Fail(Path(key), "must be one of " + Join(allowed) + ", got '" + s + "'");
-    return s;
-  }
-
-  void Done() const {
-    for (auto it = object_.begin(); it != object_.end(); ++it)
-      if (!used_.count(it.key())) Fail(Path(it.key()), "unknown field");
-  }
-
-  static std::string Join(const std::vector<std::string>& items) {
-    std::string out;
-    for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
-    return out;
-  }
-
- private:
-  std::string Where() const { return path_.empty() ? "policy" : path_; }
-  const json& object_;
-  std::string path_;
-  std::set<std::string> used_;
-};
-
-bool ValidInterface(std::string_view s) {
-  if (s.empty() || s.size() > 15) return false;  // IFNAMSIZ
-  return std::all_of(s.begin(), s.end(), [](char c) {
-    return c != '/' && c != '@' && c != ',' && c != ' ' && c != ':' && c > 32 && c < 127;
-  });
-}
-
 bool ValidEnvName(std::string_view s) {
   if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;
   return std::all_of(s.begin(), s.end(), [](char c) {
@@ -118,67 +23,32 @@ bool ValidEnvName(std::string_view s) {
 }
 
 Mode ModeFrom(const std::string& s) {
-  if (s == "hostNetwork") return Mode::kHostNetwork;
-  if (s == "sriov") return Mode::kSriov;
-  if (s == "shared") return Mode::kShared;
-  if (s == "tcp") return Mode::kTcp;
+  for (const modes::Row* row : modes::Rows())
+    if (row->name == s) return row->mode;
   return Mode::kOff;
+}
+
+// The values `mode:` takes: every row's name, then off.
+std::vector<std::string> ModeNames() {
+  std::vector<std::string> names;
+  for (const modes::Row* row : modes::Rows()) names.emplace_back(row->name);
+  names.emplace_back("off");
+  return names;
+}
+
+// The values allowedPaths takes: every mode's path, then plugin, none and unknown (never mixed:
+// it is what a workload is, not a path a namespace can allow).
+std::string AllowedPathNames() {
+  std::vector<std::string> names;
+  for (const modes::Row* row : modes::Rows()) names.emplace_back(row->name);
+  for (const Path p : {Path::kPlugin, Path::kNone, Path::kUnknown}) names.emplace_back(ToString(p));
+  return Fields::Join(names);
 }
 
 Validation ValidationFrom(const std::string& s) {
   if (s == "warn") return Validation::kWarn;
   if (s == "off") return Validation::kOff;
   return Validation::kDeny;
-}
-
-SriovNetwork ReadSriovNetwork(Fields& f, bool with_count) {
-  SriovNetwork n;
-  std::string network = f.String("network", "");
-  if (network.empty()) Fail(f.Path("network"), "is required ([namespace/]name)");
-  const std::size_t slash = network.find('/');
-  if (slash != std::string::npos) {
-    n.ns = network.substr(0, slash);
-    network = network.substr(slash + 1);
-    if (n.ns.empty() || network.empty() || network.find('/') != std::string::npos)
-      Fail(f.Path("network"), "must be [namespace/]name");
-  }
-  if (network.find('@') != std::string::npos)
-    Fail(f.Path("network"), "must not contain '@'; set `interface` instead");
-  n.network = network;
-  n.interface = f.String("interface", "eth1");
-  if (!ValidInterface(n.interface)) Fail(f.Path("interface"), "is not a valid interface name");
-  n.resource = f.String("resource", "rdma/vf");
-  if (n.resource.empty()) Fail(f.Path("resource"), "must not be empty");
-  n.count = with_count ? f.Count("count", 1) : 1;
-  return n;
-}
-
-void ReadSriov(const json& v, const std::string& path, NamespacePolicy& ns) {
-  Fields f(v, path);
-  ns.sriov.annotation_key = f.String("annotationKey", ns.sriov.annotation_key);
-  if (ns.sriov.annotation_key.empty() || ns.sriov.annotation_key.find('/') == std::string::npos)
-    Fail(f.Path("annotationKey"), "must be an annotation key such as k8s.v1.cni.cncf.io/networks");
-  ns.sriov.default_networks = f.Strings("defaultNetworks", ns.sriov.default_networks);
-  if (const json* networks = f.Get("networks")) {
-    if (v.contains("network")) Fail(f.Path("network"), "use either `networks` or the short form");
-    if (!networks->is_array())
-      Fail(f.Path("networks"), "must be a list, got " + TypeName(*networks));
-    ns.sriov.networks.clear();
-    for (std::size_t i = 0; i < networks->size(); ++i) {
-      Fields nf((*networks)[i], f.Path("networks") + "[" + std::to_string(i) + "]");
-      ns.sriov.networks.push_back(ReadSriovNetwork(nf, true));
-      nf.Done();
-    }
-  } else if (v.contains("network") || v.contains("interface") || v.contains("resource") ||
-             v.contains("count")) {
-    ns.sriov.networks = {ReadSriovNetwork(f, true)};
-  }
-  f.Done();
-  std::set<std::string> interfaces;
-  for (std::size_t i = 0; i < ns.sriov.networks.size(); ++i)
-    if (!interfaces.insert(ns.sriov.networks[i].interface).second)
-      Fail(path + ".networks[" + std::to_string(i) + "].interface",
-           "'" + ns.sriov.networks[i].interface + "' is used by two networks");
 }
 
 void ReadNccl(const json& v, const std::string& path, NamespacePolicy& ns) {
@@ -250,20 +120,12 @@ void ReadRules(const json& v, const std::string& path, NamespacePolicy& ns) {
   }
 }
 
+// The paths a mode allows when allowedPaths is not written: its own, or every mode's for off.
 std::vector<Path> PathsOfMode(Mode mode) {
-  switch (mode) {
-    case Mode::kHostNetwork:
-      return {Path::kHostNetwork};
-    case Mode::kSriov:
-      return {Path::kSriov};
-    case Mode::kShared:
-      return {Path::kShared};
-    case Mode::kTcp:
-      return {Path::kTcp};
-    case Mode::kOff:
-      break;
-  }
-  return {Path::kHostNetwork, Path::kSriov, Path::kShared, Path::kTcp};
+  if (const modes::Row* row = modes::RowOf(mode)) return {row->path};
+  std::vector<Path> paths;
+  for (const modes::Row* row : modes::Rows()) paths.push_back(row->path);
+  return paths;
 }
 
 // An entry starts from `base` (the policy's defaults; nothing for `defaults` itself): a field
@@ -279,8 +141,7 @@ NamespacePolicy ReadNamespace(const json& v, const std::string& path, const Name
     ns.names = f.Strings("names", {});
     if (ns.names.empty()) Fail(f.Path("names"), "must list at least one namespace name or glob");
   }
-  ns.mode = ModeFrom(f.Enum("mode", std::string(ToString(ns.mode)),
-                            {"hostNetwork", "sriov", "shared", "tcp", "off"}));
+  ns.mode = ModeFrom(f.Enum("mode", std::string(ToString(ns.mode)), ModeNames()));
   ns.validation = ValidationFrom(
       f.Enum("validation", std::string(ToString(ns.validation)), {"deny", "warn", "off"}));
   if (const json* allowed_field = f.Get("allowedPaths")) {
@@ -291,8 +152,7 @@ NamespacePolicy ReadNamespace(const json& v, const std::string& path, const Name
       auto p = ParsePath(allowed[i]);
       if (!p || *p == Path::kMixed)
         Fail(f.Path("allowedPaths") + "[" + std::to_string(i) + "]",
-             "must be one of hostNetwork, sriov, shared, tcp, plugin, none, unknown, got '" +
-                 allowed[i] + "'");
+             "must be one of " + AllowedPathNames() + ", got '" + allowed[i] + "'");
       ns.allowed_paths.push_back(*p);
     }
     allowed_explicit = !allowed.empty();
@@ -306,30 +166,17 @@ NamespacePolicy ReadNamespace(const json& v, const std::string& path, const Name
   ns.opt_out = f.Bool("optOut", ns.opt_out);
   ns.inject_shm = f.Bool("injectShm", ns.inject_shm);
   if (const json* rules = f.Get("rules")) ReadRules(*rules, f.Path("rules"), ns);
-  if (const json* hn = f.Get("hostNetwork")) {
-    Fields hf(*hn, f.Path("hostNetwork"));
-    ns.host_network.socket_ifname = hf.String("socketIfname", ns.host_network.socket_ifname);
-    ns.host_network.device_resource = hf.String("deviceResource", ns.host_network.device_resource);
-    hf.Done();
-  }
-  if (const json* sriov = f.Get("sriov")) ReadSriov(*sriov, f.Path("sriov"), ns);
-  if (const json* shared = f.Get("shared")) {
-    Fields sf(*shared, f.Path("shared"));
-    ns.shared.resource = sf.String("resource", ns.shared.resource);
-    ns.shared.count = sf.Count("count", ns.shared.count);
-    ns.shared.network = sf.String("network", ns.shared.network);
-    ns.shared.interface = sf.String("interface", ns.shared.interface);
-    if (!ns.shared.interface.empty() && !ValidInterface(ns.shared.interface))
-      Fail(sf.Path("interface"), "is not a valid interface name");
-    sf.Done();
+  // Every mode's section, whatever the mode: an entry's defaults serve its children.
+  for (const modes::Row* row : modes::Rows()) {
+    if (row->read == nullptr) continue;
+    const std::string key(row->name);
+    if (const json* section = f.Get(key)) row->read(*section, f.Path(key), ns);
   }
   if (const json* nccl = f.Get("nccl")) ReadNccl(*nccl, f.Path("nccl"), ns);
   f.Done();
 
-  if (ns.mode == Mode::kSriov && ns.sriov.networks.empty())
-    Fail(f.Path("sriov.networks"), "mode sriov needs at least one network");
-  if (ns.mode == Mode::kShared && ns.shared.resource.empty())
-    Fail(f.Path("shared.resource"), "mode shared needs a resource");
+  if (const modes::Row* row = modes::RowOf(ns.mode); row != nullptr && row->require != nullptr)
+    row->require(ns, f);
   // allowedPaths not written here or in defaults: [<mode>], every path for mode off.
   if (!allowed_explicit) ns.allowed_paths = PathsOfMode(ns.mode);
   return ns;

@@ -65,6 +65,12 @@ struct Rule {
 };
 const std::vector<Rule>& Rules();
 
+// Values equal as NCCL reads them (numbers compare as numbers; NCCL_SOCKET_IFNAME values are
+// equal when `value` selects exactly `wanted` among `interfaces`, under hostNetwork when they
+// are equal after removing one leading `=`).
+bool SameEnvValue(std::string_view name, std::string_view value, std::string_view wanted,
+                  const std::vector<std::string>& interfaces, bool host_network);
+
 // Whether NCCL would disable IB for this container (plain value only).
 bool DisablesIb(const workload::Container& c);
 std::string EnvPointer(const workload::Container& c, const workload::EnvVar& v);

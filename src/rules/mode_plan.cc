@@ -1,17 +1,30 @@
 #include "rdma_webhook/rules/mode_plan.h"
 
 #include <algorithm>
+#include <array>
 
-#include "rdma_webhook/rules/diagnosis.h"
+#include "context.h"
+#include "modes/mode.h"
 #include "signs.h"
 
 namespace rw::rules {
 namespace {
 
-using policy::Mode;
+using modes::Draft;
+using modes::EnvWant;
 using workload::EscapePointerToken;
 
 constexpr std::string_view kMultusKey = "k8s.v1.cni.cncf.io/networks";
+constexpr std::string_view kShmVolume = "rdma-webhook-shm";
+
+// The table of modes: one row per mode, each a unit of modes/. `off` has none: it plans nothing.
+const modes::Unit* UnitOf(policy::Mode mode) {
+  static const std::array kUnits{&modes::HostNetwork(), &modes::Sriov(), &modes::Shared(),
+                                 &modes::Tcp()};
+  for (const modes::Unit* unit : kUnits)
+    if (unit->mode == mode) return unit;
+  return nullptr;
+}
 
 bool IsInteger(std::string_view s) {
   if (!s.empty() && s.front() == '-') s.remove_prefix(1);
@@ -19,53 +32,211 @@ bool IsInteger(std::string_view s) {
          std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
+// True when NCCL_SOCKET_IFNAME `value` selects exactly `wanted` among `interfaces`
+// (under hostNetwork: equal after removing one leading `=`).
+bool SameSocketIfname(std::string_view value, std::string_view wanted,
+                      const std::vector<std::string>& interfaces, bool host_network) {
+  if (host_network) {
+    if (!value.empty() && value.front() == '=') value.remove_prefix(1);
+    return value == wanted;
+  }
+  if (!value.empty() && value.front() == '^') return false;
+  const auto spec = nccl::SocketIfname::Parse(value);
+  const auto selected = spec.SelectedAmong(interfaces);
+  return selected.size() == 1 && selected.front() == wanted;
+}
+
 std::string AnnotationPointer(const workload::PodTemplate& t, std::string_view key) {
   return t.MetadataPointer() + "/annotations/" + EscapePointerToken(key);
 }
 
-// The env the mode sets on every GPU container, in the fixed order new entries are written.
-std::vector<EnvWant> WantedEnv(const policy::NamespacePolicy& ns) {
-  std::vector<EnvWant> env;
-  const bool rdma_mode = ns.mode != Mode::kTcp;
-  switch (ns.mode) {
-    case Mode::kHostNetwork:
-      if (!ns.host_network.socket_ifname.empty())
-        env.push_back({"NCCL_SOCKET_IFNAME", ns.host_network.socket_ifname});
-      env.push_back({"NCCL_IB_DISABLE", "0"});
-      break;
-    case Mode::kSriov:
-      env.push_back({"NCCL_SOCKET_IFNAME", ns.sriov.networks.front().interface});
-      env.push_back({"NCCL_IB_DISABLE", "0"});
-      break;
-    case Mode::kShared:
-      if (!ns.shared.interface.empty()) env.push_back({"NCCL_SOCKET_IFNAME", ns.shared.interface});
-      env.push_back({"NCCL_IB_DISABLE", "0"});
-      break;
-    case Mode::kTcp:
-      env.push_back({"NCCL_SOCKET_IFNAME", "eth0"});
-      env.push_back({"NCCL_IB_DISABLE", "1"});
-      break;
-    case Mode::kOff:
-      return env;
-  }
-  if (rdma_mode) {
-    if (ns.nccl.fabric == policy::Fabric::kRoce && ns.nccl.gid_index)
-      env.push_back({"NCCL_IB_GID_INDEX", std::to_string(*ns.nccl.gid_index)});
-    if (!ns.nccl.hca.empty()) env.push_back({"NCCL_IB_HCA", ns.nccl.hca});
-    if (!ns.nccl.gdr_level.empty()) env.push_back({"NCCL_NET_GDR_LEVEL", ns.nccl.gdr_level});
-    for (const auto& [name, value] : ns.nccl.extra_env) {
-      const bool managed =
-          std::any_of(env.begin(), env.end(), [&](const EnvWant& e) { return e.name == name; });
-      if (!managed) env.push_back({name, value, true});
-    }
+// The env the mode sets on every GPU container, in the fixed order new entries are written:
+// the mode's own, then for RDMA modes the fabric's and extraEnv.
+std::vector<EnvWant> WantedEnv(const modes::Unit& unit, const policy::NamespacePolicy& ns) {
+  std::vector<EnvWant> env = unit.env(ns);
+  if (!unit.rdma) return env;
+  if (ns.nccl.fabric == policy::Fabric::kRoce && ns.nccl.gid_index)
+    env.push_back({"NCCL_IB_GID_INDEX", std::to_string(*ns.nccl.gid_index)});
+  if (!ns.nccl.hca.empty()) env.push_back({"NCCL_IB_HCA", ns.nccl.hca});
+  if (!ns.nccl.gdr_level.empty()) env.push_back({"NCCL_NET_GDR_LEVEL", ns.nccl.gdr_level});
+  for (const auto& [name, value] : ns.nccl.extra_env) {
+    const bool managed =
+        std::any_of(env.begin(), env.end(), [&](const EnvWant& e) { return e.name == name; });
+    if (!managed) env.push_back({name, value, true});
   }
   return env;
 }
 
-void PlanAttachment(const nccl::NetworkAttachment& want, const TemplateNetworks& nets,
-                    const policy::NamespacePolicy& ns, std::vector<bool>& used,
-                    TemplatePlan& plan) {
-  const std::string pointer = nets.pointer;
+// The annotation value after the plan: renamed items rewritten, new items appended, in the
+// value's own form. In JSON form the user's text is kept as written when only items are
+// appended; a rename re-serialises the list keeping every item's keys in the user's order
+// and changes only the key that gave the renamed item's interface (e.g. the legacy
+// "interfaceRequest", or "Interface": Multus matches keys case-insensitively), or adds
+// "interface" when none did. Only called for a value that parsed without error.
+std::string NewAnnotationValue(const Draft& d) {
+  const auto& nets = d.nets;
+  const std::string old = nets.value != nullptr ? *nets.value : std::string();
+  if (nets.parsed.json_form) {
+    using ordered_json = nlohmann::ordered_json;
+    std::vector<ordered_json> added;
+    for (const auto& a : d.attach) {
+      ordered_json item = ordered_json::object();
+      item["name"] = a.name;
+      if (a.ns != d.pod_ns) item["namespace"] = a.ns;
+      if (a.explicit_interface) item["interface"] = a.interface;
+      added.push_back(std::move(item));
+    }
+    const std::size_t close = old.find_last_not_of(" \t\r\n");
+    if (d.renames.empty() && close != std::string::npos && old[close] == ']') {
+      std::string items;
+      for (const auto& item : added)
+        items += (items.empty() && nets.parsed.attachments.empty() ? "" : ",") + item.dump();
+      return old.substr(0, close) + items + old.substr(close);
+    }
+    ordered_json list = ordered_json::parse(old);
+    for (const auto& r : d.renames) {
+      const std::string& key = nets.parsed.attachments[r.item].interface_key;
+      list[r.item][key.empty() ? std::string("interface") : key] = r.interface;
+    }
+    for (auto& item : added) list.push_back(std::move(item));
+    return list.dump();
+  }
+  std::vector<std::string> items;
+  if (nets.value == nullptr || old.find_first_not_of(" \t") == std::string::npos) {
+    items = d.ns.sriov.default_networks;
+  } else {
+    // Keep the user's items as written; only renamed items are re-rendered.
+    std::size_t pos = 0;
+    while (pos <= old.size()) {
+      std::size_t end = old.find(',', pos);
+      if (end == std::string::npos) end = old.size();
+      std::string item = old.substr(pos, end - pos);
+      item.erase(0, item.find_first_not_of(" \t"));
+      item.erase(item.find_last_not_of(" \t") + 1);
+      items.push_back(item);
+      pos = end + 1;
+    }
+    for (const auto& r : d.renames) {
+      auto a = nets.parsed.attachments[r.item];
+      a.interface = r.interface;
+      a.explicit_interface = true;
+      items[r.item] = nccl::FormatAttachmentItem(a, d.pod_ns);
+    }
+  }
+  for (const auto& a : d.attach) items.push_back(nccl::FormatAttachmentItem(a, d.pod_ns));
+  const std::string joiner = old.find(", ") != std::string::npos ? ", " : ",";
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "" : joiner) + i;
+  return out;
+}
+
+// The annotation edit: what the mode attaches and renames, with a warning per rename.
+void PlanAnnotation(Draft& d) {
+  if (d.attach.empty() && d.renames.empty()) return;
+  if (!d.nets.errors.empty()) {
+    d.plan.unreadable_annotation = true;
+    return;
+  }
+  Edit edit{Edit::Kind::kSet, d.nets.pointer, NewAnnotationValue(d), {}};
+  for (const auto& r : d.renames) {
+    const std::string& name = d.nets.parsed.attachments[r.item].name;
+    edit.overrides.push_back(modes::Override(
+        d.nets.pointer, "renamed the interface of network '" + name + "' to " + r.interface,
+        "attach it as " + name + "@" + r.interface));
+  }
+  d.plan.edits.push_back(std::move(edit));
+}
+
+// Interfaces the pod will have once the plan is applied: eth0, lo, the platform's, every
+// attachment's (renamed ones under their new name) and those the plan appends.
+std::vector<std::string> PlannedInterfaces(const Draft& d) {
+  const auto& nets = d.nets;
+  std::vector<std::string> interfaces{"eth0", "lo"};
+  interfaces.insert(interfaces.end(), nets.platform_interfaces.begin(),
+                    nets.platform_interfaces.end());
+  for (const auto& a : nets.all) {
+    std::string iface = a.interface;
+    for (const auto& r : d.renames)
+      if (r.item == a.item && nets.value != nullptr) iface = r.interface;
+    interfaces.push_back(iface);
+  }
+  std::size_t position = nets.parsed.attachments.size();
+  for (const auto& a : d.attach)
+    interfaces.push_back(a.explicit_interface ? a.interface : "net" + std::to_string(++position));
+  return interfaces;
+}
+
+// The first GPU container claims what the template lacks of each resource (limits and
+// requests), on top of what it claims itself.
+void PlanClaims(Draft& d) {
+  const workload::Container* first_gpu = nullptr;
+  for (const auto& c : d.t.containers)
+    if (c.gpu && first_gpu == nullptr) first_gpu = &c;
+  if (first_gpu == nullptr) return;
+  for (const auto& [resource, needed] : d.claims) {
+    const long long claimed = d.t.TotalClaim(resource);
+    if (claimed >= needed) continue;
+    const std::string count = std::to_string(first_gpu->Claim(resource) + needed - claimed);
+    const std::string key = EscapePointerToken(resource);
+    d.plan.edits.push_back(
+        {Edit::Kind::kSet, first_gpu->pointer + "/resources/limits/" + key, count, {}});
+    d.plan.edits.push_back(
+        {Edit::Kind::kSet, first_gpu->pointer + "/resources/requests/" + key, count, {}});
+  }
+}
+
+// One wanted variable in one GPU container: appended when absent; a user value that NCCL reads
+// differently is replaced under override and a conflict under reject.
+void PlanEnv(Draft& d, const workload::Container& c, const EnvWant& want,
+             const std::vector<std::string>& interfaces) {
+  const workload::EnvVar* have = c.FindEnv(want.name);
+  if (have == nullptr) {
+    d.plan.edits.push_back({Edit::Kind::kAppend,
+                            c.pointer + "/env",
+                            nlohmann::json{{"name", want.name}, {"value", want.value}},
+                            {}});
+    return;
+  }
+  if (have->from_ref || !have->value) return;
+  // A user's NCCL_SOCKET_IFNAME is never a conflict: the mode sets it only when absent,
+  // and ifname-not-attached judges a value that selects no interface of the pod.
+  if (want.name == "NCCL_SOCKET_IFNAME") return;
+  if (SameEnvValue(want.name, *have->value, want.value, interfaces, d.host_network)) return;
+  const std::string pointer = c.pointer + "/env/" + std::to_string(have->index) + "/value";
+  if (d.ns.on_conflict == policy::OnConflict::kOverride) {
+    // Override replaces an extraEnv value too, as the mutator always has.
+    d.plan.edits.push_back(
+        {Edit::Kind::kSet,
+         pointer,
+         want.value,
+         {modes::Override(pointer,
+                          "replaced " + want.name + "=" + *have->value + " with " + want.value +
+                              " in container '" + c.name + "'",
+                          "set " + want.name + "=" + want.value)}});
+  } else if (!want.extra) {
+    d.Conflict(pointer,
+               "container '" + c.name + "' sets " + want.name + "=" + *have->value +
+                   " but the namespace policy (mode " + std::string(policy::ToString(d.ns.mode)) +
+                   ") sets " + want.name + "=" + want.value,
+               false);
+  }
+}
+
+}  // namespace
+
+namespace modes {
+
+Finding Override(std::string pointer, const std::string& what, std::string fix) {
+  return {"policy-conflict", Severity::kWarning, what + " (onConflict: override)", std::move(fix),
+          std::move(pointer)};
+}
+
+void Draft::Conflict(std::string pointer, std::string message, bool always) {
+  if (always || ns.on_conflict == policy::OnConflict::kReject)
+    plan.conflicts.push_back({std::move(pointer), std::move(message)});
+}
+
+void Draft::Attach(const nccl::NetworkAttachment& want) {
   // Several rails may attach the same network under different interfaces: an item already
   // attached exactly as wanted serves this rail; otherwise the first unused item of the network.
   for (const auto& have : nets.parsed.attachments) {
@@ -85,37 +256,36 @@ void PlanAttachment(const nccl::NetworkAttachment& want, const TemplateNetworks&
                !(other.item == have.item && other.name == have.name && other.ns == have.ns);
       });
       if (taken) {
-        plan.conflicts.push_back({pointer,
-                                  "network '" + want.name + "' is attached as '" + have.interface +
-                                      "' and the namespace policy attaches it as '" +
-                                      want.interface + "', which another network already uses",
-                                  true});
+        Conflict(nets.pointer,
+                 "network '" + want.name + "' is attached as '" + have.interface +
+                     "' and the namespace policy attaches it as '" + want.interface +
+                     "', which another network already uses",
+                 true);
       } else if (ns.on_conflict == policy::OnConflict::kOverride) {
-        plan.renames.push_back({have.item, want.interface});
+        renames.push_back({have.item, want.interface});
       } else {
-        plan.conflicts.push_back({pointer,
-                                  "network '" + want.name + "' is attached as '" + have.interface +
-                                      "' but the namespace policy attaches it as '" +
-                                      want.interface + "'",
-                                  false});
+        Conflict(nets.pointer,
+                 "network '" + want.name + "' is attached as '" + have.interface +
+                     "' but the namespace policy attaches it as '" + want.interface + "'",
+                 false);
       }
       return;
     }
   }
   for (const auto& have : nets.all) {
     if (want.explicit_interface && have.interface == want.interface) {
-      plan.conflicts.push_back({pointer,
-                                "interface '" + want.interface + "' is taken by network '" +
-                                    have.name + "', but the namespace policy plugs '" + want.name +
-                                    "' in as '" + want.interface + "'",
-                                true});
+      Conflict(nets.pointer,
+               "interface '" + want.interface + "' is taken by network '" + have.name +
+                   "', but the namespace policy plugs '" + want.name + "' in as '" +
+                   want.interface + "'",
+               true);
       return;
     }
   }
-  plan.attach.push_back(want);
+  attach.push_back(want);
 }
 
-}  // namespace
+}  // namespace modes
 
 TemplateNetworks ReadNetworks(const workload::PodTemplate& t,
                               const policy::NamespacePolicy& ns_policy, std::string_view pod_ns) {
@@ -141,18 +311,6 @@ TemplateNetworks ReadNetworks(const workload::PodTemplate& t,
   return nets;
 }
 
-bool SameSocketIfname(std::string_view value, std::string_view wanted,
-                      const std::vector<std::string>& interfaces, bool host_network) {
-  if (host_network) {
-    if (!value.empty() && value.front() == '=') value.remove_prefix(1);
-    return value == wanted;
-  }
-  if (!value.empty() && value.front() == '^') return false;
-  const auto spec = nccl::SocketIfname::Parse(value);
-  const auto selected = spec.SelectedAmong(interfaces);
-  return selected.size() == 1 && selected.front() == wanted;
-}
-
 bool SameEnvValue(std::string_view name, std::string_view value, std::string_view wanted,
                   const std::vector<std::string>& interfaces, bool host_network) {
   if (name == "NCCL_SOCKET_IFNAME")
@@ -162,36 +320,16 @@ bool SameEnvValue(std::string_view name, std::string_view value, std::string_vie
   return value == wanted;
 }
 
-policy::Path ModePath(Mode m) {
-  switch (m) {
-    case Mode::kHostNetwork:
-      return policy::Path::kHostNetwork;
-    case Mode::kSriov:
-      return policy::Path::kSriov;
-    case Mode::kShared:
-      return policy::Path::kShared;
-    case Mode::kTcp:
-      return policy::Path::kTcp;
-    case Mode::kOff:
-      break;
-  }
-  return policy::Path::kNone;
-}
-
-bool ReportsConflict(const TemplatePlan& plan, const policy::NamespacePolicy& ns) {
-  const bool reject = ns.on_conflict == policy::OnConflict::kReject;
-  return std::any_of(plan.conflicts.begin(), plan.conflicts.end(),
-                     [&](const Conflict& c) { return reject || c.always; });
-}
-
 TemplatePlan PlanTemplate(const workload::PodTemplate& t, const policy::Policy& policy,
                           const policy::NamespacePolicy& ns, std::string_view pod_ns,
                           const TemplateNetworks& nets, policy::Path path) {
-  TemplatePlan plan;
-  if (ns.mode == Mode::kOff || !t.HasGpu()) return plan;
-  if (path != policy::Path::kNone && path != policy::Path::kUnknown && path != ModePath(ns.mode))
-    return plan;  // the manifest chose another path (plugin included); allowedPaths decides
-  plan.applies = true;
+  const modes::Unit* unit = UnitOf(ns.mode);
+  if (unit == nullptr || !t.HasGpu()) return {};
+  if (path != policy::Path::kNone && path != policy::Path::kUnknown &&
+      path != policy::ModePath(ns.mode))
+    return {};  // the manifest chose another path (plugin included); allowedPaths decides
+  Draft d(t, policy, ns, pod_ns, nets);
+  d.plan.applies = true;
   // Own rails: VFs claimed and networks attached, none of them the policy's (e.g. 8 rails of
   // the cluster's own), or NICs the platform attaches. They are kept as they are.
   const auto is_policy_network = [&](const nccl::NetworkAttachment& a) {
@@ -200,106 +338,48 @@ TemplatePlan PlanTemplate(const workload::PodTemplate& t, const policy::Policy& 
   };
   const bool claims_vf =
       t.TotalClaimWhere([&](const std::string& r) { return policy.IsVfResource(r); }) > 0;
-  plan.own_rails =
+  d.own_rails =
       !nets.platform.empty() || (claims_vf && !nets.all.empty() &&
                                  std::none_of(nets.all.begin(), nets.all.end(), is_policy_network));
-  const bool rdma_mode = ns.mode != Mode::kTcp;
-  plan.ipc_lock = rdma_mode;
-  plan.shm = rdma_mode && ns.inject_shm && !t.host_ipc;
-  std::vector<bool> used(nets.parsed.attachments.size(), false);
+  d.used.assign(nets.parsed.attachments.size(), false);
 
-  switch (ns.mode) {
-    case Mode::kHostNetwork: {
-      plan.host_network = true;
-      if (t.dns_policy && *t.dns_policy != "ClusterFirst" &&
-          *t.dns_policy != "ClusterFirstWithHostNet" && *t.dns_policy != "None")
-        plan.conflicts.push_back({t.SpecPointer() + "/dnsPolicy",
-                                  "dnsPolicy is '" + *t.dns_policy +
-                                      "' but the namespace policy runs pods on the host network "
-                                      "with dnsPolicy ClusterFirstWithHostNet",
-                                  false});
-      if (nets.value != nullptr && !nets.value->empty())
-        plan.conflicts.push_back({nets.pointer,
-                                  "the pod attaches networks with " + nets.key +
-                                      ", but the namespace policy runs it on the host network, "
-                                      "where Multus attaches nothing",
-                                  true});
-      if (!ns.host_network.device_resource.empty())
-        plan.claims[ns.host_network.device_resource] = 1;
-      break;
-    }
-    case Mode::kSriov:
-      if (plan.own_rails) break;
-      for (const auto& n : ns.sriov.networks) {
-        nccl::NetworkAttachment want;
-        want.ns = n.ns.empty() ? std::string(pod_ns) : n.ns;
-        want.name = n.network;
-        want.interface = n.interface;
-        want.explicit_interface = true;
-        PlanAttachment(want, nets, ns, used, plan);
-        // With the network-resources-injector the cluster claims VFs from the annotation.
-        if (!policy.network_resources_injector) plan.claims[n.resource] += n.count;
-      }
-      break;
-    case Mode::kShared:
-      if (!ns.shared.network.empty()) {
-        nccl::NetworkAttachment want;
-        const std::size_t slash = ns.shared.network.find('/');
-        want.ns =
-            slash == std::string::npos ? std::string(pod_ns) : ns.shared.network.substr(0, slash);
-        want.name =
-            slash == std::string::npos ? ns.shared.network : ns.shared.network.substr(slash + 1);
-        want.interface = ns.shared.interface;
-        want.explicit_interface = !ns.shared.interface.empty();
-        PlanAttachment(want, nets, ns, used, plan);
-      }
-      plan.claims[ns.shared.resource] = ns.shared.count;
-      break;
-    case Mode::kTcp:
-    case Mode::kOff:
-      break;
-  }
+  unit->plan(d);
+  PlanAnnotation(d);
+  PlanClaims(d);
 
-  // Interfaces the pod will have once the plan is applied.
-  plan.interfaces = {"eth0", "lo"};
-  plan.interfaces.insert(plan.interfaces.end(), nets.platform_interfaces.begin(),
-                         nets.platform_interfaces.end());
-  for (const auto& a : nets.all) {
-    std::string iface = a.interface;
-    for (const auto& r : plan.renames)
-      if (r.item == a.item && nets.value != nullptr) iface = r.interface;
-    plan.interfaces.push_back(iface);
-  }
-  std::size_t position = nets.parsed.attachments.size();
-  for (const auto& a : plan.attach)
-    plan.interfaces.push_back(
-        a.explicit_interface ? a.interface : "net" + std::to_string(++position));
-
-  plan.env = WantedEnv(ns);
-  if (plan.own_rails)
-    plan.env.erase(std::remove_if(plan.env.begin(), plan.env.end(),
-                                  [](const EnvWant& e) { return e.name == "NCCL_SOCKET_IFNAME"; }),
-                   plan.env.end());
-  const bool host_network = ns.mode == Mode::kHostNetwork;
+  const std::vector<std::string> interfaces = PlannedInterfaces(d);
+  std::vector<EnvWant> env = WantedEnv(*unit, ns);
+  if (d.own_rails)
+    env.erase(std::remove_if(env.begin(), env.end(),
+                             [](const EnvWant& e) { return e.name == "NCCL_SOCKET_IFNAME"; }),
+              env.end());
+  const bool shm = unit->rdma && ns.inject_shm && !t.host_ipc;
+  bool shm_volume = t.volumes.count(std::string(kShmVolume)) > 0;
   for (const auto& c : t.containers) {
     if (!c.gpu) continue;
-    for (const auto& want : plan.env) {
-      const workload::EnvVar* have = c.FindEnv(want.name);
-      if (want.extra || have == nullptr || have->from_ref || !have->value) continue;
-      // A user's NCCL_SOCKET_IFNAME is never a conflict: the mode sets it only when absent,
-      // and ifname-not-attached judges a value that selects no interface of the pod.
-      if (want.name == "NCCL_SOCKET_IFNAME") continue;
-      if (SameEnvValue(want.name, *have->value, want.value, plan.interfaces, host_network))
-        continue;
-      plan.conflicts.push_back({c.pointer + "/env/" + std::to_string(have->index) + "/value",
-                                "container '" + c.name + "' sets " + want.name + "=" +
-                                    *have->value + " but the namespace policy (mode " +
-                                    std::string(policy::ToString(ns.mode)) + ") sets " + want.name +
-                                    "=" + want.value,
-                                false});
+    if (unit->rdma && !c.HasCapability("IPC_LOCK"))
+      d.plan.edits.push_back(
+          {Edit::Kind::kAppend, c.pointer + "/securityContext/capabilities/add", "IPC_LOCK", {}});
+    for (const auto& want : env) PlanEnv(d, c, want, interfaces);
+    if (!shm || t.HasMemoryShm(c)) continue;
+    const bool has_shm_mount = std::any_of(c.mounts.begin(), c.mounts.end(), [](const auto& m) {
+      return m.mount_path == "/dev/shm" || m.mount_path == "/dev/shm/";
+    });
+    if (has_shm_mount) continue;  // the user mounts something else there on purpose
+    if (!shm_volume) {
+      d.plan.edits.push_back(
+          {Edit::Kind::kAppend,
+           t.SpecPointer() + "/volumes",
+           nlohmann::json{{"name", kShmVolume}, {"emptyDir", {{"medium", "Memory"}}}},
+           {}});
+      shm_volume = true;
     }
+    d.plan.edits.push_back({Edit::Kind::kAppend,
+                            c.pointer + "/volumeMounts",
+                            nlohmann::json{{"name", kShmVolume}, {"mountPath", "/dev/shm"}},
+                            {}});
   }
-  return plan;
+  return std::move(d.plan);
 }
 
 }  // namespace rw::rules

@@ -51,17 +51,15 @@ void PathNotAllowed(const Context& ctx, const Rule& rule, Findings& out) {
 }
 
 void PolicyConflict(const Context& ctx, const Rule& rule, Findings& out) {
-  if (ctx.ns.mode == policy::Mode::kOff) return;
-  const bool reject = ctx.ns.on_conflict == policy::OnConflict::kReject;
+  // The plan holds only the conflicts the namespace's onConflict reports.
   for (const auto& f : ctx.templates)
     for (const auto& c : f.plan.conflicts)
-      if (reject || c.always)
-        rule.Report(out, c.pointer,
-                    c.message +
-                        ": the webhook will not silently change it, and the two values "
-                        "cannot both hold.",
-                    "remove the field so the namespace's mode sets it, or use a namespace whose "
-                    "mode matches");
+      rule.Report(out, c.pointer,
+                  c.message +
+                      ": the webhook will not silently change it, and the two values "
+                      "cannot both hold.",
+                  "remove the field so the namespace's mode sets it, or use a namespace whose "
+                  "mode matches");
 }
 
 namespace {

@@ -36,7 +36,8 @@ def metric_names():
 
 
 def policy_fields():
-    source = read(REPO / "src" / "policy" / "policy_parse.cc")
+    # the parser and the modes' sections (src/policy/modes/) read the fields
+    source = "".join(read(p) for p in sorted((REPO / "src" / "policy").rglob("*.cc")))
     readers = r"(?:Get|String|Bool|Count|Strings|Enum)"
     return set(re.findall(r"\b\w+\." + readers + r"\(\"([A-Za-z]+)\"", source))
 

@@ -18,22 +18,6 @@ namespace {
 using rw::fuzz::Check;
 namespace policy = rw::policy;
 
-policy::Path PathOf(policy::Mode m) {
-  switch (m) {
-    case policy::Mode::kHostNetwork:
-      return policy::Path::kHostNetwork;
-    case policy::Mode::kSriov:
-      return policy::Path::kSriov;
-    case policy::Mode::kShared:
-      return policy::Path::kShared;
-    case policy::Mode::kTcp:
-      return policy::Path::kTcp;
-    case policy::Mode::kOff:
-      break;
-  }
-  return policy::Path::kNone;
-}
-
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -49,7 +33,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   Check(policy::ParsePolicyText(text).hash == p.hash, "the same text loads to another hash");
   for (const char* ns : {"default", "kube-system", "team-a", "", "a*"}) {
     const policy::NamespacePolicy& entry = p.ForNamespace(ns);
-    Check(entry.Allows(PathOf(entry.mode)), "a namespace's own mode is not an allowed path", ns);
+    Check(entry.Allows(policy::ModePath(entry.mode)),
+          "a namespace's own mode is not an allowed path", ns);
   }
   return 0;
 }

@@ -23,6 +23,8 @@ enum class Path { kNone, kHostNetwork, kSriov, kShared, kTcp, kPlugin, kUnknown,
 enum class RuleLevel { kError, kWarning, kOff };
 
 std::string_view ToString(Mode m);
+// The path a template takes once the namespace's mode is applied to it (none for off).
+Path ModePath(Mode m);
 std::string_view ToString(Validation v);
 std::string_view ToString(Path p);
 std::optional<Path> ParsePath(std::string_view s);

@@ -1,49 +1,54 @@
 #pragma once
 // What a namespace's mode wants a pod template to look like, and where the template as written
-// disagrees. The mutator applies the plan; the policy-conflict rule reports its conflicts; both
-// read this one function so they can never disagree. Pure.
-#include <map>
-#include <optional>
+// disagrees. The plan is the only place that decides: it yields the concrete edits (with the
+// policy-conflict warning of every user value an edit replaces) and the conflicts. The mutator
+// applies the edits without deciding anything; the policy-conflict rule reports the conflicts;
+// both read this one function so they can never disagree. Pure.
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "rdma_webhook/nccl/grammar.h"
 #include "rdma_webhook/policy/policy.h"
+#include "rdma_webhook/rules/diagnosis.h"
 #include "rdma_webhook/workload/workload.h"
 
 namespace rw::rules {
 
-struct EnvWant {
-  std::string name;
-  std::string value;
-  bool extra = false;  // from nccl.extraEnv: added when absent, a user value is never a conflict
+// One change to the object, at a pointer of the object as written.
+struct Edit {
+  enum class Kind {
+    kSet,     // set the value, creating missing parents (an equal value changes nothing)
+    kAppend,  // append to the array, creating it when missing
+  };
+  Kind kind = Kind::kSet;
+  std::string pointer;
+  nlohmann::json value;
+  // onConflict: override: the policy-conflict warnings for the user values this edit replaces.
+  std::vector<Finding> overrides;
 };
 
-// A user value that means something else than what the mode sets.
+// A user value that means something else than what the mode sets, reported under the
+// namespace's onConflict (reject: every one; override: those that cannot be overridden).
 struct Conflict {
   std::string pointer;  // the field as written
   std::string message;  // what the manifest says and what the mode wants
-  bool always = false;  // a conflict even under onConflict: override (cannot be overridden)
-};
-
-struct Rename {
-  std::size_t item = 0;  // index of the attachment item in the annotation value
-  std::string interface;
 };
 
 struct TemplatePlan {
-  bool applies = false;       // the mode manages this template (GPU, path none/unknown/the mode's)
-  bool own_rails = false;     // the template brings its own NICs: no attachment, VF or ifname
-  std::vector<EnvWant> env;   // for every GPU container, in this order
-  bool ipc_lock = false;      // add IPC_LOCK to every GPU container
-  bool host_network = false;  // set hostNetwork: true + dnsPolicy
-  std::vector<nccl::NetworkAttachment> attach;  // items to append to the annotation
-  std::vector<Rename> renames;                  // onConflict: override renames
-  std::map<std::string, long long> claims;      // resource -> count the template must claim in all
-  bool shm = false;                             // memory emptyDir at /dev/shm
+  bool applies = false;     // the mode manages this template (GPU, path none/unknown/the mode's)
+  std::vector<Edit> edits;  // in the order they are applied
   std::vector<Conflict> conflicts;
-  // Pod interfaces after the plan: eth0, lo and every attachment's interface.
-  std::vector<std::string> interfaces;
+  // The plan must edit a network annotation Multus cannot read; the edit is left out.
+  bool unreadable_annotation = false;
+
+  // The workload must be left as written, for validation to judge what the user wrote: a
+  // reported conflict, or an annotation the plan cannot edit (attaching nothing while setting
+  // NCCL_SOCKET_IFNAME and claiming VFs would add ifname-not-attached to the user's
+  // invalid-network-annotation).
+  bool Blocks() const { return applies && (!conflicts.empty() || unreadable_annotation); }
 };
 
 // A network annotation Multus cannot read: which key, and what is wrong with its value.
@@ -67,14 +72,6 @@ struct TemplateNetworks {
 TemplateNetworks ReadNetworks(const workload::PodTemplate& t,
                               const policy::NamespacePolicy& ns_policy, std::string_view pod_ns);
 
-// True when NCCL_SOCKET_IFNAME `value` selects exactly `wanted` among `interfaces`
-// (under hostNetwork: equal after removing one leading `=`).
-bool SameSocketIfname(std::string_view value, std::string_view wanted,
-                      const std::vector<std::string>& interfaces, bool host_network);
-// Values equal as NCCL reads them (numbers compare as numbers).
-bool SameEnvValue(std::string_view name, std::string_view value, std::string_view wanted,
-                  const std::vector<std::string>& interfaces, bool host_network);
-
 // The path of a template whose networks the caller has already read (TemplatePath without
 // parsing the annotation again).
 policy::Path TemplatePath(const workload::PodTemplate& t, const policy::Policy& policy,
@@ -85,12 +82,5 @@ policy::Path TemplatePath(const workload::PodTemplate& t, const policy::Policy& 
 TemplatePlan PlanTemplate(const workload::PodTemplate& t, const policy::Policy& policy,
                           const policy::NamespacePolicy& ns_policy, std::string_view pod_ns,
                           const TemplateNetworks& nets, policy::Path path);
-
-// The path a template takes once the namespace's mode is applied to it.
-policy::Path ModePath(policy::Mode mode);
-
-// True when a conflict of `plan` is reported under the namespace's onConflict (and so the whole
-// workload is left unmutated for validation to deny).
-bool ReportsConflict(const TemplatePlan& plan, const policy::NamespacePolicy& ns_policy);
 
 }  // namespace rw::rules

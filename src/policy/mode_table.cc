@@ -1,0 +1,59 @@
+// The table of modes: one row per mode (modes/). What names a mode, gives its path or reads its
+// section reads this table, so a new mode is a new row, not a new case in several switches.
+#include <array>
+
+#include "modes/mode.h"
+
+namespace rw::policy {
+
+namespace modes {
+
+std::span<const Row* const> Rows() {
+  static const std::array kRows{&HostNetwork(), &Sriov(), &Shared(), &Tcp()};
+  return kRows;
+}
+
+const Row* RowOf(Mode mode) {
+  for (const Row* row : Rows())
+    if (row->mode == mode) return row;
+  return nullptr;
+}
+
+}  // namespace modes
+
+std::string_view ToString(Mode m) {
+  const modes::Row* row = modes::RowOf(m);
+  return row != nullptr ? row->name : "off";
+}
+
+Path ModePath(Mode m) {
+  const modes::Row* row = modes::RowOf(m);
+  return row != nullptr ? row->path : Path::kNone;
+}
+
+// The paths that are no mode's, with their names.
+constexpr std::array<std::pair<Path, std::string_view>, 4> kOtherPaths{{
+    {Path::kNone, "none"},
+    {Path::kPlugin, "plugin"},
+    {Path::kUnknown, "unknown"},
+    {Path::kMixed, "mixed"},
+}};
+
+// A mode's path is named after the mode: `allowedPaths: [sriov]` allows what `mode: sriov` makes.
+std::string_view ToString(Path p) {
+  for (const modes::Row* row : modes::Rows())
+    if (row->path == p) return row->name;
+  for (const auto& [path, name] : kOtherPaths)
+    if (path == p) return name;
+  return "none";
+}
+
+std::optional<Path> ParsePath(std::string_view s) {
+  for (const modes::Row* row : modes::Rows())
+    if (row->name == s) return row->path;
+  for (const auto& [path, name] : kOtherPaths)
+    if (name == s) return path;
+  return std::nullopt;
+}
+
+}  // namespace rw::policy

@@ -1,0 +1,21 @@
+// mode: hostNetwork, and its section `hostNetwork: {socketIfname, deviceResource}`.
+#include "mode.h"
+
+namespace rw::policy::modes {
+namespace {
+
+void Read(const nlohmann::json& v, const std::string& path, NamespacePolicy& ns) {
+  Fields f(v, path);
+  ns.host_network.socket_ifname = f.String("socketIfname", ns.host_network.socket_ifname);
+  ns.host_network.device_resource = f.String("deviceResource", ns.host_network.device_resource);
+  f.Done();
+}
+
+}  // namespace
+
+const Row& HostNetwork() {
+  static constexpr Row kRow{Mode::kHostNetwork, "hostNetwork", Path::kHostNetwork, Read, nullptr};
+  return kRow;
+}
+
+}  // namespace rw::policy::modes

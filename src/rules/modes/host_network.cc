@@ -1,0 +1,56 @@
+// mode: hostNetwork. The pod joins the node's network and NCCL uses the host's RDMA NICs.
+#include "mode.h"
+
+namespace rw::rules::modes {
+namespace {
+
+std::vector<EnvWant> Env(const policy::NamespacePolicy& ns) {
+  std::vector<EnvWant> env;
+  if (!ns.host_network.socket_ifname.empty())
+    env.push_back({"NCCL_SOCKET_IFNAME", ns.host_network.socket_ifname});
+  env.push_back({"NCCL_IB_DISABLE", "0"});
+  return env;
+}
+
+void Plan(Draft& d) {
+  const auto& t = d.t;
+  const std::string spec = t.SpecPointer();
+  d.host_network = true;
+  if (!t.host_network) d.plan.edits.push_back({Edit::Kind::kSet, spec + "/hostNetwork", true, {}});
+  // ClusterFirst resolves nothing of the cluster from the host network; ClusterFirstWithHostNet
+  // and None are what the user may keep. Default is the one other value override replaces.
+  const auto& dns = t.dns_policy;
+  if (!dns || *dns == "ClusterFirst") {
+    d.plan.edits.push_back({Edit::Kind::kSet, spec + "/dnsPolicy", "ClusterFirstWithHostNet", {}});
+  } else if (*dns != "ClusterFirstWithHostNet" && *dns != "None") {
+    if (*dns == "Default" && d.ns.on_conflict == policy::OnConflict::kOverride)
+      d.plan.edits.push_back(
+          {Edit::Kind::kSet,
+           spec + "/dnsPolicy",
+           "ClusterFirstWithHostNet",
+           {Override(spec + "/dnsPolicy", "replaced dnsPolicy Default with ClusterFirstWithHostNet",
+                     "set dnsPolicy: ClusterFirstWithHostNet")}});
+    else  // reported under reject; under override another value is kept
+      d.Conflict(spec + "/dnsPolicy",
+                 "dnsPolicy is '" + *dns +
+                     "' but the namespace policy runs pods on the host network "
+                     "with dnsPolicy ClusterFirstWithHostNet",
+                 false);
+  }
+  if (d.nets.value != nullptr && !d.nets.value->empty())
+    d.Conflict(d.nets.pointer,
+               "the pod attaches networks with " + d.nets.key +
+                   ", but the namespace policy runs it on the host network, "
+                   "where Multus attaches nothing",
+               true);
+  if (!d.ns.host_network.device_resource.empty()) d.claims[d.ns.host_network.device_resource] = 1;
+}
+
+}  // namespace
+
+const Unit& HostNetwork() {
+  static constexpr Unit kUnit{policy::Mode::kHostNetwork, true, Env, Plan};
+  return kUnit;
+}
+
+}  // namespace rw::rules::modes

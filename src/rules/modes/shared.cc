@@ -1,0 +1,36 @@
+// mode: shared. The pods share the node's RDMA device through a device plugin resource,
+// optionally with a network attached for it.
+#include "mode.h"
+
+namespace rw::rules::modes {
+namespace {
+
+std::vector<EnvWant> Env(const policy::NamespacePolicy& ns) {
+  std::vector<EnvWant> env;
+  if (!ns.shared.interface.empty()) env.push_back({"NCCL_SOCKET_IFNAME", ns.shared.interface});
+  env.push_back({"NCCL_IB_DISABLE", "0"});
+  return env;
+}
+
+void Plan(Draft& d) {
+  const auto& shared = d.ns.shared;
+  if (!shared.network.empty()) {
+    nccl::NetworkAttachment want;
+    const std::size_t slash = shared.network.find('/');
+    want.ns = slash == std::string::npos ? std::string(d.pod_ns) : shared.network.substr(0, slash);
+    want.name = slash == std::string::npos ? shared.network : shared.network.substr(slash + 1);
+    want.interface = shared.interface;
+    want.explicit_interface = !shared.interface.empty();
+    d.Attach(want);
+  }
+  d.claims[shared.resource] = shared.count;
+}
+
+}  // namespace
+
+const Unit& Shared() {
+  static constexpr Unit kUnit{policy::Mode::kShared, true, Env, Plan};
+  return kUnit;
+}
+
+}  // namespace rw::rules::modes
