@@ -202,9 +202,11 @@ void PlanEnv(Draft& d, const workload::Container& c, const EnvWant& want,
   // and ifname-not-attached judges a value that selects no interface of the pod.
   if (want.name == "NCCL_SOCKET_IFNAME") return;
   if (SameEnvValue(want.name, *have->value, want.value, interfaces, d.host_network)) return;
+  // nccl.extraEnv is added when absent (docs/policy.md): the user's value is theirs to keep,
+  // under override as under reject, where it was never a conflict either.
+  if (want.extra) return;
   const std::string pointer = c.pointer + "/env/" + std::to_string(have->index) + "/value";
   if (d.ns.on_conflict == policy::OnConflict::kOverride) {
-    // Override replaces an extraEnv value too, as the mutator always has.
     d.plan.edits.push_back(
         {Edit::Kind::kSet,
          pointer,
@@ -213,7 +215,7 @@ void PlanEnv(Draft& d, const workload::Container& c, const EnvWant& want,
                           "replaced " + want.name + "=" + *have->value + " with " + want.value +
                               " in container '" + c.name + "'",
                           "set " + want.name + "=" + want.value)}});
-  } else if (!want.extra) {
+  } else {
     d.Conflict(pointer,
                "container '" + c.name + "' sets " + want.name + "=" + *have->value +
                    " but the namespace policy (mode " + std::string(policy::ToString(d.ns.mode)) +

@@ -32,6 +32,11 @@ namespaces:
     onConflict: override
     sriov: {networks: [{network: sriov-rdma-net, interface: eth1}]}
     nccl: {fabric: roce, gidIndex: 3}
+  - names: [override-extra]
+    mode: sriov
+    onConflict: override
+    sriov: {networks: [{network: sriov-rdma-net, interface: eth1}]}
+    nccl: {extraEnv: {NCCL_DEBUG: INFO}}
   - names: [host]
     mode: hostNetwork
     hostNetwork: {socketIfname: bond0, deviceResource: rdma/hca_shared_devices_a}
@@ -160,6 +165,19 @@ TEST(MutateSriov, UserSocketIfnameIsKeptUnderRejectAndOverride) {
     EXPECT_EQ(m.result["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"],
               "sriov-rdma-net@eth1")
         << ns;
+  }
+}
+
+TEST(MutateSriov, ExtraEnvIsAddedWhenAbsentAndNeverReplaced) {
+  // nccl.extraEnv is "added when absent" (docs/policy.md): a user's own value stays, and is no
+  // override to warn about, under onConflict: override as under reject.
+  const std::string env = "    env: [{name: NCCL_DEBUG, value: WARN}]\n";
+  for (const char* ns : {"sriov", "override-extra"}) {
+    const auto kept = CheckedMutate(Yaml(Pod(ns, env)));
+    EXPECT_EQ(Env(kept.result["spec"]["containers"][1])["NCCL_DEBUG"], "WARN") << ns;
+    EXPECT_TRUE(kept.overrides.empty()) << ns;
+    const auto added = CheckedMutate(Yaml(Pod(ns)));
+    EXPECT_EQ(Env(added.result["spec"]["containers"][1])["NCCL_DEBUG"], "INFO") << ns;
   }
 }
 
