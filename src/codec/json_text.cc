@@ -170,13 +170,11 @@ json ParseJson(std::string_view text, std::size_t max_depth) {
   bj::error_code ec;
   const std::size_t used = parser.write_some(false, text.data(), text.size(), ec);
   if (!ec && used == text.size()) return std::move(parser.handler().root);
-  // The valid prefix read so far already nests too deep, so the whole text does.
-  if (ec == bj::error::too_deep)
-    throw JsonTooDeep("nested deeper than " + std::to_string(max_depth));
-  // Malformed, out of range, or a byte order mark: nlohmann has the last word, and its exception
-  // (or, where it is more lenient, its value) is what callers always had. Where it reads on
-  // past the fast parser's stop it must not build what is too deep either.
-  if (JsonNestingDepth(text) > max_depth)
+  // Too deep: the valid prefix read so far already nests deeper, so the whole text does.
+  // Otherwise (malformed, out of range, a byte order mark) nlohmann has the last word, and its
+  // exception (or, where it is more lenient, its value) is what callers always had; where it
+  // reads on past the fast parser's stop it must not build what is too deep either.
+  if (ec == bj::error::too_deep || JsonNestingDepth(text) > max_depth)
     throw JsonTooDeep("nested deeper than " + std::to_string(max_depth));
   return json::parse(text);
 }

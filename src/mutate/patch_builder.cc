@@ -9,20 +9,6 @@ namespace {
 
 using nlohmann::json;
 
-// Appends one reference token to a pointer, escaped (RFC 6901), without a temporary string.
-void AppendToken(std::string& path, const std::string& token) {
-  path += '/';
-  for (const char c : token) {
-    if (c == '~') {
-      path += "~0";
-    } else if (c == '/') {
-      path += "~1";
-    } else {
-      path += c;
-    }
-  }
-}
-
 // One operation, built member by member: json's initializer-list constructor would copy the
 // value twice (its elements are const), and a review's patch is built once per request.
 json Operation(const char* op, std::string path, const json& value) {
@@ -43,7 +29,8 @@ void PatchBuilder::Set(const std::string& pointer, json value) {
   path.reserve(pointer.size() + 8);
   for (std::size_t i = 0; i < tokens.size(); ++i) {
     const std::string& token = tokens[i];
-    AppendToken(path, token);  // now the pointer of the child
+    path += '/';
+    path += workload::EscapePointerToken(token);  // now the pointer of the child
     const bool last = i + 1 == tokens.size();
     if (node->is_array()) {
       const std::size_t index = std::stoul(token);
