@@ -1,5 +1,6 @@
 #include "rdma_webhook/nccl/grammar.h"
 
+#include <algorithm>
 #include <charconv>
 
 namespace rw::nccl {
@@ -48,14 +49,14 @@ SocketIfname SocketIfname::Parse(std::string_view value) {
   return spec;
 }
 
+bool SocketIfname::Names(std::string_view interface) const {
+  return std::any_of(items.begin(), items.end(), [&](const Item& item) {
+    return item.exact ? interface == item.name : interface.substr(0, item.name.size()) == item.name;
+  });
+}
+
 bool SocketIfname::Selects(std::string_view interface) const {
-  bool matched = false;
-  for (const Item& item : items) {
-    if (item.exact ? interface == item.name : interface.substr(0, item.name.size()) == item.name) {
-      matched = true;
-      break;
-    }
-  }
+  const bool matched = Names(interface);
   return exclude ? !matched : matched;
 }
 

@@ -26,6 +26,24 @@ const modes::Unit* UnitOf(policy::Mode mode) {
   return nullptr;
 }
 
+// True when an interface knob of the template names `interface`: NCCL_SOCKET_IFNAME in a
+// container's env or in its launcher arguments (`export`, `mpirun -x`). A rename of that
+// interface would leave the knob naming one the pod no longer has (ifname-not-attached on the
+// mutated object, a job that cannot bootstrap), so the plan keeps such an attachment as written.
+bool KnobNames(const workload::PodTemplate& t, std::string_view interface) {
+  static constexpr std::string_view kKnob = "NCCL_SOCKET_IFNAME";
+  const auto names = [&](std::string_view value) {
+    return nccl::SocketIfname::Parse(value).Names(interface);
+  };
+  return std::any_of(t.containers.begin(), t.containers.end(), [&](const workload::Container& c) {
+    const workload::EnvVar* v = c.FindEnv(kKnob);
+    if (v != nullptr && v->value && names(*v->value)) return true;
+    const auto assignments = nccl::ParseLauncherArgs(c.argv);
+    return std::any_of(assignments.begin(), assignments.end(),
+                       [&](const auto& a) { return a.name == kKnob && names(a.value); });
+  });
+}
+
 bool IsInteger(std::string_view s) {
   if (!s.empty() && s.front() == '-') s.remove_prefix(1);
   return !s.empty() && s.size() < 18 &&
@@ -191,6 +209,13 @@ void PlanEnv(Draft& d, const workload::Container& c, const EnvWant& want,
              const std::vector<std::string>& interfaces) {
   const workload::EnvVar* have = c.FindEnv(want.name);
   if (have == nullptr) {
+    // The plan never writes a knob naming no interface the pod will have (the policy's
+    // interface is not there when an attachment keeps the user's name because a knob of theirs
+    // names it): ifname-not-attached would deny what the webhook wrote.
+    if (want.name == "NCCL_SOCKET_IFNAME" && !d.host_network &&
+        std::find(interfaces.begin(), interfaces.end(), want.value) == interfaces.end() &&
+        nccl::SocketIfname::Parse(want.value).SelectedAmong(interfaces).empty())
+      return;
     d.plan.edits.push_back({Edit::Kind::kAppend,
                             c.pointer + "/env",
                             nlohmann::json{{"name", want.name}, {"value", want.value}},
@@ -264,7 +289,8 @@ void Draft::Attach(const nccl::NetworkAttachment& want) {
                      "', which another network already uses",
                  true);
       } else if (ns.on_conflict == policy::OnConflict::kOverride) {
-        renames.push_back({have.item, want.interface});
+        // A rename carries no knob along: it happens only when no knob names the old interface.
+        if (!KnobNames(t, have.interface)) renames.push_back({have.item, want.interface});
       } else {
         Conflict(nets.pointer,
                  "network '" + want.name + "' is attached as '" + have.interface +

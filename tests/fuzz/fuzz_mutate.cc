@@ -7,8 +7,10 @@
 //    object the webhook judged;
 //  - Mutate(result).patch == []: mutating is idempotent (the API server may call a mutating
 //    webhook again under reinvocationPolicy: IfNeeded);
-//  - no self-denial: every error rule Diagnose reports on the result it already reported on
-//    the input.
+//  - no self-denial: every error Diagnose reports on the result it already reported on the
+//    input, by the same rule at the same field. Comparing rule ids alone let a new error hide
+//    behind an old one of the same rule (an interface renamed under a container's
+//    NCCL_SOCKET_IFNAME while another container already named a missing one).
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -59,12 +61,14 @@ const std::vector<policy::Policy>& Policies() {
   return policies;
 }
 
-std::set<std::string> ErrorRules(const rw::rules::Diagnosis& d) {
-  std::set<std::string> ids;
+// "rule @pointer" of every error: the mutator only appends to user arrays, so a field of the
+// input keeps its pointer in the result.
+std::set<std::string> Errors(const rw::rules::Diagnosis& d) {
+  std::set<std::string> errors;
   for (const auto& f : d.findings) {
-    if (f.severity == rw::rules::Severity::kError) ids.insert(f.rule);
+    if (f.severity == rw::rules::Severity::kError) errors.insert(f.rule + " @" + f.pointer);
   }
-  return ids;
+  return errors;
 }
 
 bool Dns1123Label(const std::string& s) {
@@ -119,13 +123,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
     std::set<std::string> before;
     try {
-      before = ErrorRules(rw::rules::Diagnose(object, p, "default"));
+      before = Errors(rw::rules::Diagnose(object, p, "default"));
     } catch (const rw::workload::ManifestError&) {
       continue;
     }
-    for (const auto& rule : ErrorRules(rw::rules::Diagnose(m.result, p, "default"))) {
-      Check(before.count(rule) == 1, "self-denial: the result breaks a rule the input did not",
-            label + rule + "\n" + Show(object) + "\n" + Show(m.result));
+    for (const auto& error : Errors(rw::rules::Diagnose(m.result, p, "default"))) {
+      Check(before.count(error) == 1, "self-denial: the result has an error the input did not",
+            label + error + "\n" + Show(object) + "\n" + Show(m.result));
     }
   }
   return 0;

@@ -88,6 +88,20 @@ def main():
     if m:
         write("policy", m.group(1))
 
+    # A knob naming an interface Multus names by position (net1) while the policy attaches the
+    # same network as eth1: a rename under onConflict: override must not orphan the knob.
+    for knob in ({"env": [{"name": "NCCL_SOCKET_IFNAME", "value": "net1"}]},
+                 {"env": [{"name": "NCCL_SOCKET_IFNAME", "value": "^net"}]},
+                 {"command": ["bash", "-c", "export NCCL_SOCKET_IFNAME=net1; python train.py"]}):
+        container = {"name": "t", "image": "i",
+                     "resources": {"limits": {"nvidia.com/gpu": 8, "rdma/vf": 1}},
+                     "securityContext": {"capabilities": {"add": ["IPC_LOCK"]}}, **knob}
+        write("mutate", json.dumps({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "p",
+                         "annotations": {"k8s.v1.cni.cncf.io/networks": "sriov-rdma-net"}},
+            "spec": {"containers": [container]}}, separators=(",", ":")))
+
     vectors = json.load(open(rel("tests/unit/nccl/multus_vectors.json")))
     for v in vectors:
         write("nccl", v["input"])

@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <set>
+#include <string>
+
 #include "rdma_webhook/codec/yaml.h"
 #include "rdma_webhook/mutate/mutation.h"
 
@@ -187,6 +190,40 @@ TEST(MutateSriov, OverrideRenamesAttachedInterface) {
                "  annotations:\n    k8s.v1.cni.cncf.io/networks: a, sriov-rdma-net@net5\n")));
   EXPECT_EQ(m.result["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"],
             "a, sriov-rdma-net@eth1");
+}
+
+// A rename carries no knob along, so it happens only when no knob names the old interface:
+// renaming Multus's `net1` to `eth1` while NCCL_SOCKET_IFNAME=net1 stays would make /validate
+// deny the object /mutate produced (ifname-not-attached), and the job could not bootstrap.
+TEST(MutateSriov, OverrideKeepsAnInterfaceAKnobNames) {
+  const std::string annotation =
+      "  annotations:\n    k8s.v1.cni.cncf.io/networks: sriov-rdma-net\n";
+  const std::string caps = "    securityContext: {capabilities: {add: [IPC_LOCK]}}\n";
+  for (const std::string knob : {
+           "    env: [{name: NCCL_SOCKET_IFNAME, value: net1}]\n",   // the auto name, exactly
+           "    env: [{name: NCCL_SOCKET_IFNAME, value: net}]\n",    // a prefix of it
+           "    env: [{name: NCCL_SOCKET_IFNAME, value: ^net1}]\n",  // excluded by name
+           "    command: [bash, -c, 'export NCCL_SOCKET_IFNAME=net1; torchrun train.py']\n",
+       }) {
+    const json pod = Yaml(Pod("override", knob + caps, annotation));
+    const auto m = CheckedMutate(pod);
+    EXPECT_EQ(m.result["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"], "sriov-rdma-net")
+        << knob;
+    const auto errors = [](const rules::Diagnosis& d) {
+      std::set<std::string> ids;
+      for (const auto& f : d.findings)
+        if (f.severity == rules::Severity::kError) ids.insert(f.rule);
+      return ids;
+    };
+    const auto before = errors(rules::Diagnose(pod, TestPolicy(), "default"));
+    for (const auto& id : errors(rules::Diagnose(m.result, TestPolicy(), "default")))
+      EXPECT_EQ(before.count(id), 1u) << "self-denial: " << id << " with " << knob;
+  }
+  // A knob that does not name the old interface leaves the rename as it was.
+  const auto renamed = CheckedMutate(Yaml(
+      Pod("override", "    env: [{name: NCCL_SOCKET_IFNAME, value: eth}]\n" + caps, annotation)));
+  EXPECT_EQ(renamed.result["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"],
+            "sriov-rdma-net@eth1");
 }
 
 // Found by tests/fuzz/fuzz_mutate (no self-denial): an annotation Multus cannot read is left

@@ -19,6 +19,9 @@ struct SocketIfname {
 
   static SocketIfname Parse(std::string_view value);
   bool Selects(std::string_view interface) const;
+  // An item matches `interface`, whether the list selects or excludes it: the value depends on
+  // that interface's name.
+  bool Names(std::string_view interface) const;
   // The interfaces among `interfaces` that NCCL would use.
   std::vector<std::string> SelectedAmong(const std::vector<std::string>& interfaces) const;
 };
