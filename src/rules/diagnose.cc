@@ -77,6 +77,7 @@ void Evidence(const TemplateFacts& f, const policy::Policy& policy, const std::s
     }
     if (!c->env_from_prefixes.empty()) add("envFrom (values unknown at admission)");
     if (c->HasCapability("IPC_LOCK")) add("IPC_LOCK added");
+    if (c->HasOnlyPrefixedCapability("IPC_LOCK")) add("CAP_IPC_LOCK added");
     if (c->privileged) add("privileged: true");
   }
   if (f.path == Path::kHostNetwork) {

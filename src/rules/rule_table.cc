@@ -50,7 +50,12 @@ spec:
        S::kError,
        IpcLockMissing,
        {.summary = "an RDMA container cannot lock memory",
-        .fires = "an RDMA container neither adds `IPC_LOCK` (or `ALL`) nor is privileged",
+        .severity_note = "a warning when the container adds only `CAP_IPC_LOCK`: CRI-O grants "
+                         "it, containerd does not, and the manifest does not say which runs",
+        .fires = "an RDMA container neither adds `IPC_LOCK` (any case, or `ALL`) nor is "
+                 "privileged; `CAP_IPC_LOCK` and `CAP_ALL` are not those names: containerd's "
+                 "CRI writes `CAP_` before every name it is given (`CAP_CAP_IPC_LOCK`, which "
+                 "grants nothing), CRI-O adds it only to names without it",
         .why = "RDMA registers (pins) its buffers with the NIC; without `IPC_LOCK` the "
                "RLIMIT_MEMLOCK of the container (often 64 KiB) makes `ibv_reg_mr` fail, and NCCL "
                "falls back to sockets or aborts",

@@ -197,7 +197,8 @@ std::string HostNetworkRdmaSign(const PodTemplate& t, const policy::Policy& poli
       if (policy.IsRdmaDeviceResource(r) && c.Claim(r) > 0) return "claims " + r;
     if (!c.gpu) continue;
     const std::string who = "container '" + c.name + "' ";
-    if (c.HasCapability("IPC_LOCK")) return who + "adds IPC_LOCK";
+    if (c.HasCapability("IPC_LOCK") || c.HasOnlyPrefixedCapability("IPC_LOCK"))
+      return who + "adds IPC_LOCK";
     if (FindInfinibandMount(c, t).mounted) return who + "mounts /dev/infiniband";
     if (c.HasDraClaims()) return who + "has a DRA claim";
     for (const auto& v : c.env) {

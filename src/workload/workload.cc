@@ -142,7 +142,6 @@ std::vector<std::string> ReadStrings(const json* a, const Where& where) {
 std::string NormalizeCapability(std::string cap) {
   std::transform(cap.begin(), cap.end(), cap.begin(),
                  [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
-  if (cap.rfind("CAP_", 0) == 0) cap.erase(0, 4);
   return cap;
 }
 
@@ -393,6 +392,16 @@ long long Container::Claim(std::string_view resource) const {
 bool Container::HasCapability(std::string_view cap) const {
   return std::any_of(caps_add.begin(), caps_add.end(),
                      [&](const std::string& c) { return c == cap || c == "ALL"; });
+}
+
+// containerd (internal/cri/opts) writes "CAP_" + the upper-cased name for every entry but ALL;
+// CRI-O (SpecSetupCapabilities) prefixes only names without it. CAP_ALL is ALL on neither.
+bool Container::HasOnlyPrefixedCapability(std::string_view cap) const {
+  return !HasCapability(cap) &&
+         std::any_of(caps_add.begin(), caps_add.end(), [&](const std::string& c) {
+           return c.size() == cap.size() + 4 && c.rfind("CAP_", 0) == 0 &&
+                  std::string_view(c).substr(4) == cap;
+         });
 }
 
 bool PodTemplate::HasGpu() const {

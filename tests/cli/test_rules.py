@@ -12,7 +12,7 @@ from conftest import check, rules_of
 # v2: hostnetwork-dns is a warning for a GPU pod without a sign of RDMA; vf-without-network is
 # an error on RoCE and a warning where the fabric is InfiniBand or not known.
 SEVERITY = {
-    "hostnetwork-dns": ("error", "warning"), "ipc-lock-missing": "error",
+    "hostnetwork-dns": ("error", "warning"), "ipc-lock-missing": ("error", "warning"),
     "ifname-not-attached": "error", "legacy-network-key": "error",
     "vf-without-network": ("error", "warning"), "rdma-device-hostpath": "error",
     "network-without-vf": "error", "ib-disabled-with-rdma": "error",
@@ -143,7 +143,11 @@ CASES = {
                                  ["ipc-lock-missing"],
                                  {"ipc-lock-missing": "/spec/containers/1"}),
     "ipc-all": (m.edit(m.sriov, caps("ALL")), "off.yaml", [], {}),
-    "ipc-cap-prefix": (m.edit(m.sriov, caps("CAP_IPC_LOCK")), "off.yaml", [], {}),
+    # containerd's CRI prepends CAP_ again (CAP_CAP_IPC_LOCK); CRI-O strips it: a warning.
+    "ipc-cap-prefix": (m.edit(m.sriov, caps("CAP_IPC_LOCK")), "off.yaml", ["ipc-lock-missing"],
+                       {"ipc-lock-missing": SC0 + "/capabilities/add"}),
+    "ipc-cap-prefix-and-bare": (m.edit(m.sriov, caps("CAP_IPC_LOCK", "IPC_LOCK")), "off.yaml",
+                                [], {}),
     "ipc-lower-case": (m.edit(m.sriov, caps("ipc_lock")), "off.yaml", [], {}),
     "ipc-privileged-instead": (m.edit(m.sriov, container(securityContext={"privileged": True})),
                                "off.yaml", ["privileged-rdma"], {"privileged-rdma": C0}),

@@ -101,10 +101,17 @@ INSTANTIATE_TEST_SUITE_P(
         RuleCase{"ipc_lock_all_counts", "ipc-lock-missing", false,
                  Pod("default", "", kGpuVf + "    securityContext: {capabilities: {add: [all]}}\n",
                      kNet)},
+        // containerd's CRI prepends CAP_ to every name (CAP_CAP_IPC_LOCK): a warning, below.
         RuleCase{
-            "ipc_lock_cap_prefix_counts", "ipc-lock-missing", false,
+            "ipc_lock_cap_prefix_is_not_bare_ipc_lock", "ipc-lock-missing", true,
             Pod("default", "",
                 kGpuVf + "    securityContext: {capabilities: {add: [CAP_IPC_LOCK]}}\n", kNet)},
+        RuleCase{"ipc_lock_lower_case_counts", "ipc-lock-missing", false,
+                 Pod("default", "",
+                     kGpuVf + "    securityContext: {capabilities: {add: [ipc_lock]}}\n", kNet)},
+        RuleCase{"ipc_lock_cap_all_is_not_all", "ipc-lock-missing", true,
+                 Pod("default", "",
+                     kGpuVf + "    securityContext: {capabilities: {add: [CAP_ALL]}}\n", kNet)},
         RuleCase{"ipc_lock_privileged_counts", "ipc-lock-missing", false,
                  Pod("default", "", kGpuVf + "    securityContext: {privileged: true}\n", kNet)},
         RuleCase{"ipc_lock_not_needed_for_tcp", "ipc-lock-missing", false,
@@ -332,6 +339,25 @@ TEST(Findings, IpcLockPointerNamesTheContainerSecurityContext) {
   ASSERT_NE(it, d.findings.end());
   EXPECT_EQ(it->pointer, "/spec/containers/0/securityContext");
   EXPECT_EQ(it->severity, Severity::kError);
+}
+
+// CRI-O grants CAP_IPC_LOCK (it prefixes only bare names); containerd's CRI writes
+// CAP_CAP_IPC_LOCK. The runtime is not in the manifest: a warning that names the spelling.
+TEST(Findings, CapPrefixedIpcLockIsAWarningNamingTheSpelling) {
+  const auto d = Diagnose(
+      Yaml(Pod("default", "",
+               kGpuVf + "    securityContext: {capabilities: {add: [CAP_IPC_LOCK]}}\n", kNet)),
+      TestPolicy(), "default");
+  auto it = std::find_if(d.findings.begin(), d.findings.end(),
+                         [](const Finding& f) { return f.rule == "ipc-lock-missing"; });
+  ASSERT_NE(it, d.findings.end());
+  EXPECT_EQ(it->severity, Severity::kWarning);
+  EXPECT_EQ(it->pointer, "/spec/containers/0/securityContext/capabilities/add");
+  EXPECT_NE(it->message.find("CAP_CAP_IPC_LOCK"), std::string::npos) << it->message;
+  // The prefixed name still says the container means RDMA.
+  EXPECT_TRUE(std::any_of(d.evidence.begin(), d.evidence.end(), [](const std::string& e) {
+    return e.find("CAP_IPC_LOCK") != std::string::npos;
+  }));
 }
 
 TEST(RuleTableTest, SeveritiesFollowTheContract) {

@@ -84,13 +84,25 @@ TEST(Workload, GpuContainersAreThoseRequestingAGpuResource) {
   EXPECT_EQ(w.templates[0].containers[1].Claim("nvidia.com/gpu"), 2);
 }
 
-TEST(Workload, CapabilitiesCompareWithoutCasePrefixAndAllIncludesIpcLock) {
+// Both CRI runtimes upper-case a name and read ALL in any case; only CRI-O strips a CAP_
+// prefix (containerd's CRI writes CAP_CAP_IPC_LOCK), so a prefixed name is not IPC_LOCK
+// everywhere: HasOnlyPrefixedCapability tells the rules and the mutator it was asked for.
+TEST(Workload, CapabilitiesCompareWithoutCaseAndAllIncludesIpcLockButAPrefixIsNotTheName) {
   const auto pod = Yaml(
       "{apiVersion: v1, kind: Pod, spec: {containers: [{name: a, securityContext: {capabilities: "
-      "{add: [cap_ipc_lock]}}}, {name: b, securityContext: {capabilities: {add: [ALL]}}}]}}");
+      "{add: [cap_ipc_lock]}}}, {name: b, securityContext: {capabilities: {add: [all]}}}, "
+      "{name: c, securityContext: {capabilities: {add: [ipc_lock]}}}, "
+      "{name: d, securityContext: {capabilities: {add: [CAP_ALL]}}}]}}");
   const auto w = Workload::Read(pod, policy::DefaultPolicy(), "default");
-  EXPECT_TRUE(w.templates[0].containers[0].HasCapability("IPC_LOCK"));
-  EXPECT_TRUE(w.templates[0].containers[1].HasCapability("IPC_LOCK"));
+  const auto& c = w.templates[0].containers;
+  EXPECT_FALSE(c[0].HasCapability("IPC_LOCK"));
+  EXPECT_TRUE(c[0].HasOnlyPrefixedCapability("IPC_LOCK"));
+  EXPECT_TRUE(c[1].HasCapability("IPC_LOCK"));
+  EXPECT_FALSE(c[1].HasOnlyPrefixedCapability("IPC_LOCK"));
+  EXPECT_TRUE(c[2].HasCapability("IPC_LOCK"));
+  EXPECT_FALSE(c[2].HasOnlyPrefixedCapability("IPC_LOCK"));
+  EXPECT_FALSE(c[3].HasCapability("IPC_LOCK"));  // CAP_ALL is ALL on neither runtime
+  EXPECT_FALSE(c[3].HasOnlyPrefixedCapability("IPC_LOCK"));
 }
 
 TEST(Workload, QuantitiesRoundUp) {

@@ -56,7 +56,7 @@ struct Container {
   std::vector<std::string> env_from_prefixes;  // one entry per envFrom source ("" = no prefix)
   std::map<std::string, long long> limits;
   std::map<std::string, long long> requests;
-  std::vector<std::string> caps_add;  // normalized: upper case, CAP_ removed
+  std::vector<std::string> caps_add;  // upper case, a CAP_ prefix kept (runtimes differ on it)
   bool privileged = false;
   std::optional<long long> run_as_user;  // effective (container over pod)
   std::optional<bool> run_as_non_root;   // effective (container over pod)
@@ -79,7 +79,11 @@ struct Container {
   }
   // Every resource name in limits or requests, sorted, once each.
   std::vector<std::string> ResourceNames() const;
-  bool HasCapability(std::string_view cap) const;  // IPC_LOCK is implied by ALL
+  // The capability reaches the container on every CRI runtime: its bare name (any case) or ALL.
+  bool HasCapability(std::string_view cap) const;
+  // Only the CAP_-prefixed name asks for it (CAP_IPC_LOCK): CRI-O strips the prefix, but
+  // containerd's CRI prepends another (CAP_CAP_IPC_LOCK), so there the container lacks it.
+  bool HasOnlyPrefixedCapability(std::string_view cap) const;
 };
 
 // What the rules need of a pod volume.
