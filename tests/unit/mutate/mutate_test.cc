@@ -101,6 +101,15 @@ TEST(MutateSriov, AddsAnnotationClaimCapabilityEnvAndShm) {
   EXPECT_EQ(r["spec"]["containers"][0], Yaml(Pod("sriov"))["spec"]["containers"][0]);
 }
 
+// containerd's CRI turns CAP_IPC_LOCK into CAP_CAP_IPC_LOCK: the bare name is added beside it
+// (CRI-O grants either), and mutating again adds nothing.
+TEST(MutateSriov, AddsBareIpcLockBesideCapPrefixedOne) {
+  const auto m = CheckedMutate(
+      Yaml(Pod("sriov", "    securityContext: {capabilities: {add: [CAP_IPC_LOCK]}}\n")));
+  EXPECT_EQ(m.result["spec"]["containers"][1]["securityContext"]["capabilities"]["add"],
+            json::array({"CAP_IPC_LOCK", "IPC_LOCK"}));
+}
+
 TEST(MutateSriov, KeepsUserEnvOrderAndAppendsInFixedOrder) {
   const auto m =
       CheckedMutate(Yaml(Pod("sriov", "    env: [{name: B, value: b}, {name: A, value: a}]\n")));
