@@ -43,6 +43,31 @@ def test_docs_rules_md_is_generated():
         f"`{REGENERATE}`")
 
 
+def rule_id_lists(node):
+    """Every `rules:` mapping's list of allowed keys in a JSON schema."""
+    if isinstance(node, dict):
+        rules = node.get("properties", {}).get("rules")
+        if isinstance(rules, dict) and "propertyNames" in rules:
+            yield rules["propertyNames"]["enum"]
+        for value in node.values():
+            yield from rule_id_lists(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from rule_id_lists(value)
+
+
+def test_chart_values_schema_knows_exactly_the_rule_ids(reference):
+    # The chart validates a policy's `rules:` keys before the binary sees them; a rule the
+    # table gains or loses must show up there too, or helm refuses a valid policy.
+    schema = json.loads((REPO / "charts" / "rdma-webhook" / "values.schema.json").read_text())
+    lists = list(rule_id_lists(schema))
+    assert lists, "no `rules:` id list in charts/rdma-webhook/values.schema.json"
+    for ids in lists:
+        assert sorted(ids) == sorted(reference), (
+            "charts/rdma-webhook/values.schema.json lists other rule ids than "
+            "`rdma-webhook rules -o json`")
+
+
 @pytest.mark.parametrize("rule_id", ALL_IDS)
 def test_example_fires_exactly_its_rule(rule_id, reference, tmp_path):
     example = reference[rule_id]["example"]
