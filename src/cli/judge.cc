@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "rdma_webhook/mutate/mutation.h"
+#include "rdma_webhook/rules/assessment.h"
 #include "rdma_webhook/rules/diagnosis.h"
 
 namespace rw::cli {
@@ -27,11 +28,11 @@ rules::Finding DuplicateKeyFinding(const codec::DuplicateKey& d) {
       d.pointer};
 }
 
-// How many patch operations the webhook would apply to the object (0 when it cannot tell).
-std::size_t ChangesInNamespace(const nlohmann::json& object, const policy::Policy& policy,
-                               const std::string& ns) {
+// How many patch operations the webhook would apply to the object (0 when it cannot tell),
+// from the assessment the diagnosis read: the object is read and planned once.
+std::size_t Changes(rules::Assessment&& a, const nlohmann::json& object) {
   try {
-    return mutate::Mutate(object, policy, ns).patch.size();
+    return mutate::Mutate(std::move(a), object).patch.size();
   } catch (const workload::ManifestError&) {
     return 0;  // the diagnosis reports what is wrong with the object
   }
@@ -54,10 +55,11 @@ codec::PositionMap PositionsOfFindings(const Checked& c) {
 Checked Judge(InputDocument&& doc, const policy::Policy& policy, const std::string& default_ns,
               bool count_changes) {
   const auto w = workload::Workload::Read(*doc.object, policy, default_ns);
-  Checked c{doc.source, doc.file, w.api_version, w.kind, w.ns, w.name, rules::Diagnose(w, policy)};
+  rules::Assessment a = rules::Assess(w, policy);
+  Checked c{doc.source, doc.file, w.api_version, w.kind, w.ns, w.name, rules::Diagnose(a)};
   c.judged = w.kind_row != nullptr;
   c.positions = std::move(doc.positions);
-  if (count_changes) c.changes = ChangesInNamespace(*doc.object, policy, default_ns);
+  if (count_changes) c.changes = Changes(std::move(a), *doc.object);
   // Reading problems first: they may explain the findings that follow.
   std::vector<rules::Finding> findings;
   for (const auto& d : doc.duplicate_keys) findings.push_back(DuplicateKeyFinding(d));

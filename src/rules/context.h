@@ -4,25 +4,31 @@
 #include <vector>
 
 #include "rdma_webhook/nccl/grammar.h"
+#include "rdma_webhook/rules/assessment.h"
 #include "rdma_webhook/rules/diagnosis.h"
 #include "rdma_webhook/rules/mode_plan.h"
 
 namespace rw::rules {
 
+// What the rules read of one template: its assessment (networks, path, plan; computed once
+// for Diagnose and Mutate alike) and the facts only the rules need.
 struct TemplateFacts {
-  const workload::PodTemplate* t = nullptr;
-  policy::Path path = policy::Path::kNone;
+  explicit TemplateFacts(const TemplateAssessment& a)
+      : t(a.t), path(a.path), networks(a.networks), plan(a.plan) {}
+
+  const workload::PodTemplate* t;
+  policy::Path path;
   bool rdma = false;      // path uses an RDMA NIC and IB is not disabled
   std::string rdma_sign;  // hostNetwork: what shows RDMA is used ("" = nothing does)
   long long replicas = 1;
-  TemplateNetworks networks;
+  const TemplateNetworks& networks;
   std::vector<std::string> interfaces;  // eth0, lo and the attached interfaces
   std::size_t rdma_attachments = 0;     // attachments of RDMA networks
   long long vf_claimed = 0;
   long long shared_claimed = 0;
   std::vector<const workload::Container*> gpu;
   std::vector<const workload::Container*> rdma_containers;
-  TemplatePlan plan;
+  const TemplatePlan& plan;
 };
 
 struct LauncherValue {

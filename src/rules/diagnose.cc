@@ -230,17 +230,18 @@ bool OptedOut(const workload::Workload& w, const policy::NamespacePolicy& ns) {
                      [&](const workload::PodTemplate& t) { return skip(t.annotations); });
 }
 
-Diagnosis Diagnose(const workload::Workload& w, const policy::Policy& policy) {
-  const auto& ns = policy.ForNamespace(w.ns);
+Diagnosis Diagnose(const Assessment& assessment) {
+  const auto& w = *assessment.w;
+  const auto& policy = *assessment.policy;
+  const auto& ns = *assessment.ns;
   Context ctx{w, policy, ns, {}, Path::kNone, {}};
   Diagnosis d;
   d.enforcement = ns.validation;
   long long gpu_pods = 0;
-  for (const auto& t : w.templates) {
-    TemplateFacts f;
-    f.t = &t;
-    f.networks = ReadNetworks(t, ns, w.ns);
-    f.path = TemplatePath(t, policy, ns, f.networks);
+  ctx.templates.reserve(assessment.templates.size());
+  for (const auto& ta : assessment.templates) {
+    const auto& t = *ta.t;
+    TemplateFacts f(ta);
     f.interfaces = {"eth0", "lo"};
     f.interfaces.insert(f.interfaces.end(), f.networks.platform_interfaces.begin(),
                         f.networks.platform_interfaces.end());
@@ -278,7 +279,6 @@ Diagnosis Diagnose(const workload::Workload& w, const policy::Policy& policy) {
     if (uses_rdma)
       for (const auto* c : f.gpu)
         if (!DisablesIb(*c)) f.rdma_containers.push_back(c);
-    f.plan = PlanTemplate(*f.t, policy, ns, w.ns, f.networks, f.path);
     d.templates.push_back({f.t->pointer, f.path, f.rdma});
     d.rdma = d.rdma || f.rdma;
     if (!f.gpu.empty()) Evidence(f, policy, w.ns, d.evidence);
@@ -292,7 +292,7 @@ Diagnosis Diagnose(const workload::Workload& w, const policy::Policy& policy) {
   ctx.path = WorkloadPath(paths);
   d.path = ctx.path;
   if (d.path == Path::kNone) NoneEvidence(w, ctx, d.evidence);
-  if (OptedOut(w, ns)) {
+  if (assessment.opted_out) {
     d.skipped = true;
     return d;
   }
@@ -301,6 +301,10 @@ Diagnosis Diagnose(const workload::Workload& w, const policy::Policy& policy) {
   DropShadowedConflicts(d.findings);
   ApplyRuleLevels(d.findings, ns);
   return d;
+}
+
+Diagnosis Diagnose(const workload::Workload& w, const policy::Policy& policy) {
+  return Diagnose(Assess(w, policy));
 }
 
 Diagnosis Diagnose(const nlohmann::json& object, const policy::Policy& policy,

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "rdma_webhook/policy/policy.h"
+#include "rdma_webhook/rules/assessment.h"
 #include "rdma_webhook/rules/diagnosis.h"
 #include "rdma_webhook/workload/workload.h"
 
@@ -29,5 +30,8 @@ Mutation Mutate(const nlohmann::json& object, const policy::Policy& policy,
 // value and patched in place into `result`: a caller that no longer needs it moves it in, and
 // no copy is made. `w` is read only through its views, never through `w.object`.
 Mutation Mutate(const workload::Workload& w, nlohmann::json object, const policy::Policy& policy);
+// The same for an assessment of the workload read from `object`: its plans' edits are applied
+// when the assessment says the workload is edited, and consumed.
+Mutation Mutate(rules::Assessment&& a, nlohmann::json object);
 
 }  // namespace rw::mutate

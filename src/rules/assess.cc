@@ -1,0 +1,46 @@
+// The one pass over a workload that Diagnose and Mutate share: networks, path and plan per
+// template, and whether the webhook may edit the workload.
+#include <algorithm>
+
+#include "rdma_webhook/rules/assessment.h"
+#include "rdma_webhook/rules/diagnosis.h"
+
+namespace rw::rules {
+
+Assessment Assess(const workload::Workload& w, const policy::Policy& policy) {
+  Assessment a;
+  a.w = &w;
+  a.policy = &policy;
+  a.ns = &policy.ForNamespace(w.ns);
+  const auto& ns = *a.ns;
+  a.opted_out = OptedOut(w, ns);
+  a.templates.reserve(w.templates.size());
+  for (const auto& t : w.templates) {
+    TemplateAssessment ta;
+    ta.t = &t;
+    ta.networks = ReadNetworks(t, ns, w.ns);
+    ta.path = TemplatePath(t, policy, ns, ta.networks);
+    // An opted-out workload is neither edited nor judged: its plan would be read by nobody.
+    if (!a.opted_out) ta.plan = PlanTemplate(t, policy, ns, w.ns, ta.networks, ta.path);
+    a.templates.push_back(std::move(ta));
+  }
+  if (!a.opted_out && ns.mode != policy::Mode::kOff) {
+    const auto& ts = a.templates;
+    const bool blocked =
+        std::any_of(ts.begin(), ts.end(), [](const auto& ta) { return ta.plan.Blocks(); });
+    // A GPU template that already chose another path (or a plugin) keeps it, and so does the
+    // rest of its workload: moving its siblings onto the mode's path would split one job over
+    // two paths (mixed-paths). allowedPaths decides whether the workload may keep its path.
+    const bool other_path = std::any_of(
+        ts.begin(), ts.end(), [](const auto& ta) { return ta.t->HasGpu() && !ta.plan.applies; });
+    a.mutates = !blocked && !other_path;
+  }
+  std::vector<policy::Path> paths;
+  paths.reserve(a.templates.size());
+  for (const auto& ta : a.templates)
+    paths.push_back(a.mutates && ta.plan.applies ? policy::ModePath(ns.mode) : ta.path);
+  a.path_after = WorkloadPath(paths);
+  return a;
+}
+
+}  // namespace rw::rules
