@@ -1316,6 +1316,86 @@ def real_apiserver_accepts_objects_and_upgrade_keeps_certificates():
         cp.stop()
 
 
+def _pod_spec(resources=None, init=False):
+    c = {"name": "trainer", "image": "trainer:1"}
+    if resources:
+        c["resources"] = {"limits": resources}
+    spec = {"containers": [{"name": "main", "image": "trainer:1"}]}
+    if init:
+        spec["initContainers"] = [c]
+    else:
+        spec["containers"] = [c]
+    return spec
+
+
+def _workload(kind, spec):
+    tmpl = {"metadata": {"labels": {"app": "x"}}, "spec": {**spec, "restartPolicy": "Never"}}
+    if kind == "Pod":
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": spec}
+    if kind == "Job":
+        return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"}, "spec": {"template": tmpl}}
+    if kind == "CronJob":
+        return {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "c"},
+                "spec": {"schedule": "0 0 * * *", "jobTemplate": {"spec": {"template": tmpl}}}}
+    tmpl["spec"]["restartPolicy"] = "Always"
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+            "spec": {"selector": {"matchLabels": {"app": "x"}}, "template": tmpl}}
+
+
+@test
+def real_apiserver_match_conditions_skip_cpu_pods_and_templates():
+    """The chart's CEL matchConditions, evaluated by a real kube-apiserver:
+    both webhooks point at a port where nothing listens, with failurePolicy
+    Fail, so an object the conditions send is refused ("failed calling
+    webhook") and one they skip is admitted."""
+    cp = ControlPlane(controlplane_binary())
+    try:
+        ns = "mc-selected"
+        cp.kubectl("create", "namespace", ns)
+        cp.kubectl("label", "namespace", ns, "rdma-webhook.io/enabled=true")
+        cp.kubectl("create", "serviceaccount", "default", "-n", ns, check=False)  # no controller manager here
+        configs = [d for d in helm_template() if d["kind"].endswith("WebhookConfiguration")]
+        for cfg in configs:
+            for wh in cfg["webhooks"]:
+                bundle = wh["clientConfig"]["caBundle"]
+                wh["clientConfig"] = {"url": "https://127.0.0.1:1" + wh["clientConfig"]["service"]["path"],
+                                      "caBundle": bundle}
+                wh["failurePolicy"] = "Fail"
+        cp.kubectl("apply", "-f", "-", stdin=yaml.safe_dump_all(configs))
+
+        def create(obj):
+            return cp.kubectl("create", "--dry-run=server", "-n", ns, "-f", "-", check=False, stdin=json.dumps(obj))
+
+        import time
+        gpu = _workload("Pod", _pod_spec({"nvidia.com/gpu": 1}))
+        deadline = time.time() + 30  # the API server picks the configurations up within seconds
+        while create(gpu).returncode == 0:
+            assert time.time() < deadline, "a GPU pod passed a webhook that cannot be reached"
+            time.sleep(0.5)
+        cases = []
+        for kind in ("Pod", "Job", "CronJob", "Deployment"):
+            cases += [(kind + " without GPU or RDMA", _workload(kind, _pod_spec()), True),
+                      (kind + " with cpu and memory limits", _workload(kind, _pod_spec({"cpu": "1", "memory": "1Gi"})), True),
+                      (kind + " with a GPU", _workload(kind, _pod_spec({"nvidia.com/gpu": 1})), False),
+                      (kind + " with rdma/vf in an initContainer", _workload(kind, _pod_spec({"rdma/vf": 1}, init=True)), False),
+                      (kind + " with a shared HCA", _workload(kind, _pod_spec({"rdma/hca_shared_devices_a": 1})), False)]
+        for what, obj, admitted in cases:
+            r = create(obj)
+            if admitted:
+                assert r.returncode == 0, f"{what}: refused although the conditions skip it: {r.stderr}"
+            else:
+                assert r.returncode != 0, f"{what}: admitted, so the conditions skipped it"
+                assert "failed calling webhook" in r.stderr, f"{what}: {r.stderr}"
+        # a ConfigMap is not in the rules at all; a namespace without the label is not selected
+        assert cp.kubectl("create", "configmap", "c", "-n", ns, "--dry-run=server", check=False).returncode == 0
+        cp.kubectl("create", "namespace", "mc-unselected")
+        cp.kubectl("create", "serviceaccount", "default", "-n", "mc-unselected", check=False)
+        r = cp.kubectl("create", "--dry-run=server", "-n", "mc-unselected", "-f", "-", check=False, stdin=json.dumps(gpu))
+        assert r.returncode == 0, r.stderr
+    finally:
+        cp.stop()
+
+
 # ----------------------------------------------------------- render matrix
 
 MATRIX = {
