@@ -110,7 +110,7 @@ python3 "$REPO/scripts/sbom.py" --oci "$WORK/image/oci" --tag "$VERSION" --build
 cp -r charts/rdma-webhook "$WORK/chart"
 "$HELM" package "$WORK/chart" --version "$VERSION" --app-version "$VERSION" -d "$WORK/pkg" >/dev/null
 mkdir -p "$WORK/chart-x"
-tar -C "$WORK/chart-x" -xzf "$WORK/pkg/rdma-webhook-$VERSION.tgz"
+tar -C "$WORK/chart-x" -m -xzf "$WORK/pkg/rdma-webhook-$VERSION.tgz"
 tar --sort=name --mtime="@$SOURCE_DATE_EPOCH" --owner=0 --group=0 --numeric-owner --format=gnu \
   -C "$WORK/chart-x" -cf - rdma-webhook | gzip -n -9 > "$OUT/rdma-webhook-$VERSION.tgz"
 "$HELM" lint "$OUT/rdma-webhook-$VERSION.tgz" --set image.allowUnqualified=true >/dev/null ||

@@ -96,8 +96,10 @@ def check_image(d, version):
         problem("the manifest blob does not hash to its digest")
     with tarfile.open(os.path.join(d, f"rdma-webhook_{version}_image.docker.tar")) as t:
         manifest = json.load(t.extractfile("manifest.json"))
-    if manifest[0].get("RepoTags") != [f"rdma-webhook:{version}"]:
-        problem(f"docker-archive RepoTags {manifest[0].get('RepoTags')}")
+    tags = manifest[0].get("RepoTags") or []
+    # skopeo writes the name in its normalized form, with the default registry's prefix
+    if len(tags) != 1 or not (tags[0] == f"rdma-webhook:{version}" or tags[0].endswith(f"/rdma-webhook:{version}")):
+        problem(f"docker-archive RepoTags {tags}")
     return digest
 
 

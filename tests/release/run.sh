@@ -34,7 +34,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# 1. build twice
+# 1. build twice (the krew manifest names the publishing address: the same for both)
+export RW_RELEASE_URL="file:///release-under-test"
 t0=$SECONDS
 if RW_RELEASE_OUT="$WORK/a" scripts/release.sh 2> "$WORK/a.log"; then
   ok "scripts/release.sh built the release ($((SECONDS - t0))s)"
@@ -54,6 +55,17 @@ fi
 # 2. the artefacts
 python3 "$HERE/check_release.py" "$WORK/a" && ok "artefacts: checksums, archives, image, SBOM, chart, krew manifest" ||
   bad "check_release.py found problems (above)"
+# and the checker is not vacuous: a release whose krew manifest and SBOM were edited fails it
+cp -r "$WORK/a" "$WORK/tampered"
+sed -i 's/^      sha256: ./      sha256: 0/' "$WORK/tampered/rdma.yaml"
+sed -i 's/SPDXRef-Package-deb-libssl-dev/SPDXRef-Package-deb-libssl-gone/g' "$WORK/tampered"/*_image.spdx.json
+if python3 "$HERE/check_release.py" "$WORK/tampered" > "$WORK/tampered.out"; then
+  bad "check_release.py accepted a tampered release"
+elif grep -q "krew sha256" "$WORK/tampered.out" && grep -q "linked statically" "$WORK/tampered.out"; then
+  ok "check_release.py refuses a tampered krew manifest and SBOM"
+else
+  bad "check_release.py did not name the tampering: $(cat "$WORK/tampered.out")"
+fi
 V="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["packages"][0]["versionInfo"])' "$WORK/a"/*_image.spdx.json)"
 DIGEST="$(cat "$WORK/a/rdma-webhook_${V}_image.digest")"
 
@@ -106,9 +118,11 @@ if [ -x "$cp_bin" ]; then
   "$cp_bin" --dir "$WORK/cp" > "$WORK/cp.log" 2>&1 &
   CP_PID=$!
   for _ in $(seq 360); do [ -e "$WORK/cp/ready" ] && break; sleep 0.5; done
+  # a server-side dry run creates no namespace, and the namespaced objects need one
   if [ -e "$WORK/cp/ready" ] &&
+    kubectl --kubeconfig "$WORK/cp/kubeconfig" create namespace rdma-system > /dev/null 2> "$WORK/install.err" &&
     KUBECONFIG="$WORK/cp/kubeconfig" "$HELM" install rw "oci://$REG/charts/rdma-webhook" --version "$V" --plain-http \
-      -n rdma-system --create-namespace --dry-run=server "${vals[@]}" > "$WORK/install.out" 2> "$WORK/install.err"; then
+      -n rdma-system --dry-run=server "${vals[@]}" > "$WORK/install.out" 2>> "$WORK/install.err"; then
     ok "helm install --dry-run=server from oci://$REG into the e2e control plane"
   else
     bad "helm install --dry-run from the registry: $(tail -5 "$WORK/install.err" 2>/dev/null; tail -3 "$WORK/cp.log")"
