@@ -753,7 +753,10 @@ def notes_say_how_to_label_and_about_pod_security():
         out = r.stdout.split("NOTES:", 1)[1]
     for needle in ("kubectl label namespace", "rdma-webhook.io/enabled=true",
                    "pod-security.kubernetes.io/enforce=privileged", "IPC_LOCK", "hostNetwork",
-                   "kind: Job", "--dry-run=server"):
+                   "kind: Job", "--dry-run=server",
+                   # the failure policies, the helm test, the registry-less image and lookup's caveat
+                   "failurePolicy: mutating", "validating", "helm test", "names no registry",
+                   "Argo CD, Flux and `helm template` render a new CA"):
         assert needle in out, f"NOTES.txt lacks {needle!r}"
 
 
