@@ -43,7 +43,17 @@ HELM="${HELM:-$(command -v helm || "$REPO/scripts/install-helm.sh" | tail -n1)}"
 export SOURCE_DATE_EPOCH
 CREATED="$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y-%m-%dT%H:%M:%SZ)"
 
-# 1. the amd64 binary and the image (scripts/image.sh builds build-static/ when needed)
+# 1. the amd64 binary and the image (scripts/image.sh builds build-static/ when needed). The commit
+# `rdma-webhook version` prints is read when CMake configures, so a build-static/ configured at an
+# older commit is configured again first (only the files that print it recompile).
+head_commit="$(git rev-parse --short=12 HEAD)"
+if [ -f build-static/build.ninja ] && [ -x build-static/rdma-webhook ] &&
+  ! build-static/rdma-webhook version | grep -qx "commit: $head_commit"; then
+  note "build-static/ was configured at another commit: configuring it again for $head_commit"
+  cmake build-static >/dev/null
+fi
+git diff --quiet HEAD -- 2>/dev/null ||
+  note "WARNING: the work tree has uncommitted changes: these artefacts are not exactly commit $head_commit"
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 RW_IMAGE_OUT="$WORK/image" "$REPO/scripts/image.sh"

@@ -72,6 +72,10 @@ def check_binary_archive(d, version):
             r = subprocess.run([exe, "version"], capture_output=True, text=True)
             if r.returncode != 0 or not r.stdout.startswith(f"rdma-webhook {version}"):
                 problem(f"archived binary `version`: {r.returncode} {r.stdout!r} {r.stderr!r}")
+            head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True,
+                                  cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip()
+            if f"commit: {head}" not in r.stdout.splitlines():
+                problem(f"the archived binary says {r.stdout.splitlines()[1:2]}, the release is of commit {head}")
             r = subprocess.run([exe, "--help"], capture_output=True, text=True)
             if "kubectl rdma" not in r.stdout + r.stderr:
                 problem("run as kubectl-rdma (as krew installs it) the binary does not call itself `kubectl rdma`")
