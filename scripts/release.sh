@@ -92,11 +92,13 @@ platforms=(amd64)
 # 2. arm64, in `make release` only (a cold cross build takes as long as the native one)
 if [ "$cross" = 1 ]; then
   if command -v aarch64-linux-gnu-g++ >/dev/null && [ -f /usr/lib/aarch64-linux-gnu/libssl.a ]; then
+    # Debian multiarch: the :arm64 -dev packages put libraries in /usr/lib/aarch64-linux-gnu and
+    # share /usr/include, so the library architecture and pkg-config's directory are all CMake needs.
     note "cross-building linux/arm64 into build-static-arm64/"
-    cmake -S "$REPO" -B "$REPO/build-static-arm64" -G Ninja -DRW_STATIC=ON -DRW_BUILD_TESTS=OFF \
+    PKG_CONFIG_LIBDIR=/usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/pkgconfig \
+      cmake -S "$REPO" -B "$REPO/build-static-arm64" -G Ninja -DRW_STATIC=ON -DRW_BUILD_TESTS=OFF \
       -DCMAKE_BUILD_TYPE=Release -DCMAKE_SYSTEM_NAME=Linux -DCMAKE_SYSTEM_PROCESSOR=aarch64 \
-      -DCMAKE_CXX_COMPILER=aarch64-linux-gnu-g++ -DCMAKE_LIBRARY_ARCHITECTURE=aarch64-linux-gnu \
-      -DCMAKE_FIND_ROOT_PATH=/usr/aarch64-linux-gnu >&2
+      -DCMAKE_CXX_COMPILER=aarch64-linux-gnu-g++ -DCMAKE_LIBRARY_ARCHITECTURE=aarch64-linux-gnu >&2
     nice -n 10 cmake --build "$REPO/build-static-arm64" --target rdma-webhook >&2
     STRIP=aarch64-linux-gnu-strip archive_binary arm64 "$REPO/build-static-arm64/rdma-webhook"
     platforms+=(arm64)
