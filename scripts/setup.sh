@@ -21,8 +21,9 @@ packages=(g++ cmake ninja-build pkg-config git openssl curl jq
           libyaml-cpp-dev libcli11-dev libgtest-dev libgmock-dev libjemalloc-dev)
 # prometheus: for promtool, which checks and unit-tests the chart's alerts (tests/chart)
 # umoci, skopeo, file, binutils: build and inspect the container image (scripts/image.sh, tests/image)
+# docker-registry: the registry on 127.0.0.1 that tests/release pushes the chart and image to
 # clang-16 + libclang-rt-16-dev: libFuzzer with ASan/UBSan for the fuzz stage (tests/fuzz)
-[ "$want_test" = 1 ] && packages+=(clang-format wrk prometheus umoci skopeo file binutils
+[ "$want_test" = 1 ] && packages+=(clang-format wrk prometheus umoci skopeo file binutils docker-registry
                                    clang-16 libclang-rt-16-dev)
 # bench only (bench/README.md): wrk drives the load; nginx is bench/run.sh's TLS floor (it starts
 # its own instance on 127.0.0.1); linux-perf for bench/profile.sh; simdjson for
@@ -46,6 +47,11 @@ if ((${#missing[@]})); then
   # system runs; the bench needs only the binary.
   if [[ " ${missing[*]} " == *" nginx "* ]] && command -v systemctl >/dev/null; then
     systemctl disable --now nginx >/dev/null 2>&1 || true
+  fi
+  # Likewise docker-registry's service listens on port 5000 of every address; tests/release runs
+  # its own on 127.0.0.1.
+  if [[ " ${missing[*]} " == *" docker-registry "* ]] && command -v systemctl >/dev/null; then
+    systemctl disable --now docker-registry >/dev/null 2>&1 || true
   fi
 fi
 

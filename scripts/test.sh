@@ -4,7 +4,9 @@
 # realworld corpus suite (labelled public manifests; one line and a pass when ../shared/realworld
 # is absent), the server integration suite, the end-to-end suite against a real kube-apiserver,
 # the chart suite, the container image (built with umoci + skopeo from the static binary in
-# build-static/, then inspected and run), the unit tests again under AddressSanitizer +
+# build-static/, then inspected and run), the release artefacts (tests/release/run.sh: built
+# twice from the same build-static/ and compared, checked, pushed to and pulled from a registry on
+# 127.0.0.1; no cross build), the unit tests again under AddressSanitizer +
 # UndefinedBehaviorSanitizer, the libFuzzer targets for a bounded time each
 # (tests/fuzz/run.sh; clang-16), and a one-minute soak of the server under certificate and policy
 # rotation (tests/soak/run.sh --ci; asserts correctness only, never timing).
@@ -16,7 +18,7 @@
 set -uo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$REPO"
-ALL=(format build unit cli realworld integration e2e chart image sanitizers fuzz soak)
+ALL=(format build unit cli realworld integration e2e chart image release sanitizers fuzz soak)
 STAGES=("$@")
 ((${#STAGES[@]})) || STAGES=("${ALL[@]}")
 export RW_BINARY="$REPO/build/rdma-webhook"
@@ -67,6 +69,7 @@ for s in "${STAGES[@]}"; do
     e2e) stage e2e tests/e2e/run.sh ;;
     chart) stage chart tests/chart/run.sh ;;
     image) stage image tests/image/run.sh ;;
+    release) stage release tests/release/run.sh ;;
     sanitizers) stage sanitizers sanitizers ;;
     fuzz) stage fuzz tests/fuzz/run.sh ;;
     soak) stage soak tests/soak/run.sh --ci ;;

@@ -32,6 +32,10 @@ HELM = os.environ.get("HELM") or shutil.which("helm") or os.path.join(REPO, ".ca
 NS = "rdma-system"
 RELEASE = "rw"
 FULLNAME = "rw-rdma-webhook"
+# The default image.repository names no registry, which the chart refuses
+# (image_repository_must_name_a_registry tests that); every other test renders
+# it as an image loaded onto the nodes.
+UNQUALIFIED_OK = ["--set", "image.allowUnqualified=true"]
 CA_PLACEHOLDER = base64.b64encode(b"-----BEGIN CERTIFICATE-----\nplaceholder\n").decode()
 
 
@@ -67,7 +71,7 @@ TMP = tempfile.mkdtemp(prefix="rw-chart-test-")
 
 
 def helm_template(values=None, sets=(), ns=NS, release=RELEASE, raw=False, expect_ok=True):
-    cmd = [HELM, "template", release, CHART, "--namespace", ns]
+    cmd = [HELM, "template", release, CHART, "--namespace", ns] + UNQUALIFIED_OK
     if values is not None:
         cmd += ["-f", write_values(values, TMP)]
     for s in sets:
@@ -165,7 +169,7 @@ def binary():
 
 @test
 def lint_default_values():
-    r = run([HELM, "lint", "--strict", CHART, "--namespace", NS])
+    r = run([HELM, "lint", "--strict", CHART, "--namespace", NS] + UNQUALIFIED_OK)
     assert r.returncode == 0, r.stdout + r.stderr
 
 
@@ -174,7 +178,7 @@ def lint_every_certificate_mode():
     for sets in (["certificates.mode=chart"], ["certificates.mode=certManager"],
                  ["certificates.mode=existingSecret", "certificates.secretName=x",
                   "certificates.existingSecret.caBundle=" + CA_PLACEHOLDER]):
-        r = run([HELM, "lint", "--strict", CHART, "--namespace", NS] + sum((["--set", s] for s in sets), []))
+        r = run([HELM, "lint", "--strict", CHART, "--namespace", NS] + UNQUALIFIED_OK + sum((["--set", s] for s in sets), []))
         assert r.returncode == 0, f"{sets}: " + r.stdout + r.stderr
 
 
@@ -184,9 +188,10 @@ def lint_every_certificate_mode():
 def default_render_has_the_expected_objects():
     docs = helm_template()
     kinds = sorted(d["kind"] for d in docs)
-    eq(kinds, sorted(["ConfigMap", "Deployment", "MutatingWebhookConfiguration", "PodDisruptionBudget",
+    eq(kinds, sorted(["ConfigMap", "Deployment", "MutatingWebhookConfiguration", "PodDisruptionBudget", "Pod",
                       "Secret", "Secret", "Service", "ServiceAccount", "ValidatingWebhookConfiguration"]),
        "kinds")
+    eq(one(docs, "Pod")["metadata"]["annotations"]["helm.sh/hook"], "test", "the only Pod is the helm test")
     for d in docs:
         if d["kind"].endswith("WebhookConfiguration"):
             assert "namespace" not in d["metadata"], "cluster-scoped object with a namespace"
@@ -271,10 +276,12 @@ def webhook_fields():
         eq(wh["admissionReviewVersions"], ["v1"], "admissionReviewVersions")
         eq(wh["sideEffects"], "None", "sideEffects")
         eq(wh["timeoutSeconds"], 5, "timeoutSeconds")
-        eq(wh["failurePolicy"], "Fail", "failurePolicy")
         eq(wh["matchPolicy"], "Equivalent", "matchPolicy")
         eq(wh["clientConfig"]["service"], {"name": FULLNAME, "namespace": NS, "path": path, "port": 443}, "service")
         eq(flatten_rules(wh["rules"]), {**BUILTIN_RULES, **CRD_RULES}, "rules")
+    # the good-practices defaults: mutation fails open, validation of the final state closed
+    eq(m["webhooks"][0]["failurePolicy"], "Ignore", "mutating failurePolicy")
+    eq(v["webhooks"][0]["failurePolicy"], "Fail", "validating failurePolicy")
     eq(m["webhooks"][0]["reinvocationPolicy"], "IfNeeded", "reinvocationPolicy")
     assert "reinvocationPolicy" not in v["webhooks"][0], "reinvocationPolicy on the validating webhook"
     # the Service the webhooks call exists and targets the TLS port
@@ -295,6 +302,112 @@ def failure_policy_timeout_and_toggles_are_values():
         eq(m["webhooks"][0]["reinvocationPolicy"], "Never", "reinvocationPolicy")
     docs = helm_template({"webhook": {"validating": {"enabled": False}}})
     assert objs(docs, "MutatingWebhookConfiguration") and not objs(docs, "ValidatingWebhookConfiguration")
+    m, v = webhooks(helm_template({"webhook": {"mutating": {"failurePolicy": "Fail"},
+                                               "validating": {"failurePolicy": "Ignore"}}}))
+    eq((m["webhooks"][0]["failurePolicy"], v["webhooks"][0]["failurePolicy"]), ("Fail", "Ignore"), "per webhook")
+    # the deprecated shared value (0.1.0's) still sets both
+    m, v = webhooks(helm_template({"webhook": {"failurePolicy": "Ignore", "validating": {"failurePolicy": "Fail"}}}))
+    eq((m["webhooks"][0]["failurePolicy"], v["webhooks"][0]["failurePolicy"]), ("Ignore", "Ignore"), "deprecated")
+
+
+def match_expression(docs):
+    m, v = webhooks(docs)
+    conds = [cfg["webhooks"][0].get("matchConditions") for cfg in (m, v)]
+    eq(conds[0], conds[1], "both webhooks carry the same matchConditions")
+    return conds[0]
+
+
+@test
+def match_conditions_follow_the_policy_resources():
+    conds = match_expression(helm_template())
+    eq([c["name"] for c in conds], ["gpu-or-rdma-template"], "names")
+    expr = conds[0]["expression"]
+    regex = re.search(r"k\.matches\(r'([^']*)'\)", expr).group(1)
+    for name in ("nvidia.com/gpu", "amd.com/gpu", "rdma/vf", "nvidia.com/sriov_rdma_a", "openshift.io/mlx5",
+                 "rdma/hca_shared_devices_a", "rdma/ib"):
+        assert re.fullmatch(regex, name), f"{name} would skip the webhook"
+    for name in ("cpu", "memory", "ephemeral-storage", "nvidia.com/gpuX", "xrdma/vf", "hugepages-2Mi"):
+        assert not re.fullmatch(regex, name), f"{name} would be sent"
+    for needle in ("object.spec.template.spec", "object.spec.jobTemplate.spec.template.spec", "initContainers",
+                   "resourceClaims", "request.operation in ['CREATE', 'UPDATE']"):
+        assert needle in expr, f"expression lacks {needle}"
+    # a custom policy's names and extraResources are what the expression matches
+    conds = match_expression(helm_template({"policy": {"gpuResources": ["example.com/tpu"],
+                                                       "resources": {"vf": ["example.com/vf-*"], "shared": []}},
+                                            "webhook": {"matchConditions": {"extraResources": ["example.com/hca?"]}}}))
+    regex = re.search(r"k\.matches\(r'([^']*)'\)", conds[0]["expression"]).group(1)
+    for name in ("example.com/tpu", "example.com/vf-a", "example.com/hca1"):
+        assert re.fullmatch(regex, name), name
+    for name in ("example.com/tpux", "example.com/hca12"):
+        assert not re.fullmatch(regex, name), name
+    # off, and never rendered where matchConditions are not GA
+    eq(match_expression(helm_template({"webhook": {"matchConditions": {"gpuOrRdmaOnly": False}}})), None, "off")
+    r = run([HELM, "template", RELEASE, CHART, "-n", NS, "--kube-version", "1.29.0"] + UNQUALIFIED_OK)
+    assert r.returncode == 0, r.stderr
+    eq(match_expression([d for d in yaml.safe_load_all(r.stdout) if d]), None, "Kubernetes 1.29")
+
+
+@test
+def image_repository_must_name_a_registry():
+    r = run([HELM, "template", RELEASE, CHART, "-n", NS])
+    assert r.returncode != 0, "the default, registry-less repository rendered"
+    for needle in ("image.repository", "names no registry", "image.allowUnqualified"):
+        assert needle in r.stderr, f"error lacks {needle!r}: {r.stderr}"
+    for repo in ("registry.example.internal/platform/rdma-webhook", "localhost:5000/rdma-webhook",
+                 "localhost/rdma-webhook", "10.0.0.1:5000/rw"):
+        r = run([HELM, "template", RELEASE, CHART, "-n", NS, "--set", "image.repository=" + repo])
+        assert r.returncode == 0, f"{repo}: {r.stderr}"
+        assert f'image: "{repo}:0.1.0"' in r.stdout, repo
+    for repo in ("platform/rdma-webhook", "rdma-webhook"):
+        r = run([HELM, "template", RELEASE, CHART, "-n", NS, "--set", "image.repository=" + repo])
+        assert r.returncode != 0 and "names no registry" in r.stderr, f"{repo} accepted"
+    schema = json.load(open(os.path.join(CHART, "values.schema.json")))
+    assert "registry" in schema["properties"]["image"]["properties"]["repository"]["description"]
+    assert "SET THIS" in open(os.path.join(CHART, "values.yaml")).read()
+
+
+@test
+def helm_test_pod_validates_the_mounted_policy():
+    docs = helm_template()
+    pod = one(docs, "Pod")
+    eq(pod["metadata"]["name"], f"{FULLNAME}-test-policy", "name")
+    eq(pod["metadata"]["annotations"]["helm.sh/hook"], "test", "hook")
+    c = pod["spec"]["containers"][0]
+    eq(c["image"], "rdma-webhook:0.1.0", "the release's own image")
+    eq(c["args"], ["policy", "validate", "/etc/rdma-webhook/policy/policy.yaml"], "args")
+    eq(pod["spec"]["volumes"][0]["configMap"]["name"], f"{FULLNAME}-policy", "the webhook's policy ConfigMap")
+    dep, _ = container(docs)
+    sel = dep["spec"]["selector"]["matchLabels"]
+    assert not all(pod["metadata"]["labels"].get(k) == v for k, v in sel.items()), "test pod matches the Service"
+    eq(c["securityContext"]["readOnlyRootFilesystem"], True, "read-only root")
+    assert not objs(helm_template({"helmTest": {"enabled": False}}), "Pod"), "helmTest.enabled=false"
+
+
+@test
+def audit_rbac_is_namespace_only():
+    assert not [d for d in helm_template() if d["kind"] in ("Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding")]
+    docs = helm_template({"auditRBAC": {"enabled": True, "namespaces": ["team-a", "team-b"],
+                                        "subjects": [{"kind": "Group", "name": "team-a-devs"},
+                                                     {"kind": "ServiceAccount", "name": "ci", "namespace": "ci"}]}})
+    assert not objs(docs, "ClusterRoleBinding"), "a ClusterRoleBinding grants cluster-wide rights"
+    cr = one(docs, "ClusterRole", f"{FULLNAME}-audit")
+    for rule in cr["rules"]:
+        eq(sorted(rule["verbs"]), ["get", "list", "watch"], "read-only verbs")
+        assert "configmaps" not in rule["resources"] and "secrets" not in rule["resources"], rule
+    granted = {(g, r) for rule in cr["rules"] for g in rule["apiGroups"] for r in rule["resources"]}
+    assert {("", "pods"), ("batch", "jobs"), ("kubeflow.org", "pytorchjobs")} <= granted, granted
+    rbs = objs(docs, "RoleBinding")
+    eq(sorted((rb["metadata"]["namespace"], rb["roleRef"]["name"]) for rb in rbs),
+       [(NS, f"{FULLNAME}-audit-policy"), ("team-a", f"{FULLNAME}-audit"), ("team-b", f"{FULLNAME}-audit")],
+       "bindings")
+    eq(rbs[0]["subjects"], [{"kind": "Group", "name": "team-a-devs", "apiGroup": "rbac.authorization.k8s.io"},
+                            {"kind": "ServiceAccount", "name": "ci", "namespace": "ci"}], "subjects")
+    role = one(docs, "Role")
+    eq(role["rules"], [{"apiGroups": [""], "resources": ["configmaps"], "resourceNames": [f"{FULLNAME}-policy"],
+                        "verbs": ["get"]}], "policy Role")
+    expect_failure({"auditRBAC": {"enabled": True, "namespaces": ["a"]}}, "auditRBAC.subjects")
+    expect_failure({"auditRBAC": {"enabled": True, "subjects": [{"kind": "ServiceAccount", "name": "x"}]}},
+                   "namespace")
 
 
 @test
@@ -465,7 +578,7 @@ def grace_period_must_exceed_the_drain():
     docs = helm_template({"server": {"shutdownDelay": "1m"}, "terminationGracePeriodSeconds": 90})
     eq(container(docs)[0]["spec"]["template"]["spec"]["terminationGracePeriodSeconds"], 90, "grace")
     expect_failure({"server": {"shutdownDelay": "1m"}}, "terminationGracePeriodSeconds")
-    r = run([HELM, "template", RELEASE, CHART, "-n", NS, "--set", "preStopSleepSeconds=3", "--kube-version", "1.29.0"])
+    r = run([HELM, "template", RELEASE, CHART, "-n", NS, "--set", "preStopSleepSeconds=3", "--kube-version", "1.29.0"] + UNQUALIFIED_OK)
     assert r.returncode != 0 and "preStopSleepSeconds" in r.stderr and "1.30" in r.stderr, r.stderr
 
 
@@ -631,7 +744,7 @@ def network_policy_and_service_monitor():
 
 @test
 def notes_say_how_to_label_and_about_pod_security():
-    r = run([HELM, "install", RELEASE, CHART, "--namespace", NS, "--dry-run=client"])
+    r = run([HELM, "install", RELEASE, CHART, "--namespace", NS, "--dry-run=client"] + UNQUALIFIED_OK)
     if r.returncode != 0 and "cluster" in r.stderr.lower():
         # older Helm needs a cluster for install --dry-run; fall back to the file
         out = open(os.path.join(CHART, "templates", "NOTES.txt")).read()
@@ -640,7 +753,10 @@ def notes_say_how_to_label_and_about_pod_security():
         out = r.stdout.split("NOTES:", 1)[1]
     for needle in ("kubectl label namespace", "rdma-webhook.io/enabled=true",
                    "pod-security.kubernetes.io/enforce=privileged", "IPC_LOCK", "hostNetwork",
-                   "kind: Job", "--dry-run=server"):
+                   "kind: Job", "--dry-run=server",
+                   # the failure policies, the helm test, the registry-less image and lookup's caveat
+                   "failurePolicy: mutating", "validating", "helm test", "names no registry",
+                   "Argo CD, Flux and `helm template` render a new CA"):
         assert needle in out, f"NOTES.txt lacks {needle!r}"
 
 
@@ -835,6 +951,10 @@ BAD_VALUES = [
     ("rule operation typo", {"webhook": {"crdRules": [{"apiGroups": ["x"], "resources": ["y"],
                                                          "operations": ["CREATE", "PATCH"]}]}}, ["operations"]),
     ("reinvocationPolicy typo", {"webhook": {"reinvocationPolicy": "Always"}}, ["reinvocationPolicy"]),
+    ("mutating failurePolicy typo", {"webhook": {"mutating": {"failurePolicy": "ignore"}}}, ["failurePolicy"]),
+    ("matchConditions key typo", {"webhook": {"matchConditions": {"gpuOnly": True}}}, ["gpuOnly"]),
+    ("audit subject kind typo", {"auditRBAC": {"subjects": [{"kind": "user", "name": "a"}]}}, ["kind"]),
+    ("helmTest misspelt", {"helmTest": {"enable": False}}, ["enable"]),
     ("prometheusRule enabled as a string", {"metrics": {"prometheusRule": {"enabled": "yes"}}}, ["enabled"]),
     ("misspelt prometheusRule key", {"metrics": {"prometheusRule": {"enable": True}}}, ["enable"]),
     ("error ratio above 1", {"metrics": {"prometheusRule": {"serverErrorRatio": 5}}}, ["serverErrorRatio"]),
@@ -863,7 +983,7 @@ def bad_values_files_in_tests_fail():
         first = open(f).readline()
         m = re.match(r"#\s*expect:\s*(.+)", first)
         assert m, f"{f}: first line must be '# expect: word ...'"
-        r = run([HELM, "template", RELEASE, CHART, "--namespace", NS, "-f", f])
+        r = run([HELM, "template", RELEASE, CHART, "--namespace", NS, "-f", f] + UNQUALIFIED_OK)
         assert r.returncode != 0, f"{f} was accepted"
         for w in m.group(1).split():
             assert w in r.stderr, f"{f}: error does not name {w!r}:\n{r.stderr}"
@@ -1120,6 +1240,8 @@ class ControlPlane:
         return r
 
     def helm(self, *args):
+        if args[0] in ("install", "upgrade"):
+            args = (*args, *UNQUALIFIED_OK)
         r = subprocess.run([HELM, *args], capture_output=True, text=True, env=self.env)
         assert r.returncode == 0, f"helm {' '.join(args)}: {r.stderr}"
         return r
@@ -1193,6 +1315,86 @@ def real_apiserver_accepts_objects_and_upgrade_keeps_certificates():
         cp.helm("uninstall", RELEASE, "--namespace", NS)
         r = cp.kubectl("get", "mutatingwebhookconfiguration", FULLNAME, check=False)
         assert r.returncode != 0, "uninstall left the webhook configuration"
+    finally:
+        cp.stop()
+
+
+def _pod_spec(resources=None, init=False):
+    c = {"name": "trainer", "image": "trainer:1"}
+    if resources:
+        c["resources"] = {"limits": resources}
+    spec = {"containers": [{"name": "main", "image": "trainer:1"}]}
+    if init:
+        spec["initContainers"] = [c]
+    else:
+        spec["containers"] = [c]
+    return spec
+
+
+def _workload(kind, spec):
+    tmpl = {"metadata": {"labels": {"app": "x"}}, "spec": {**spec, "restartPolicy": "Never"}}
+    if kind == "Pod":
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": spec}
+    if kind == "Job":
+        return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"}, "spec": {"template": tmpl}}
+    if kind == "CronJob":
+        return {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "c"},
+                "spec": {"schedule": "0 0 * * *", "jobTemplate": {"spec": {"template": tmpl}}}}
+    tmpl["spec"]["restartPolicy"] = "Always"
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+            "spec": {"selector": {"matchLabels": {"app": "x"}}, "template": tmpl}}
+
+
+@test
+def real_apiserver_match_conditions_skip_cpu_pods_and_templates():
+    """The chart's CEL matchConditions, evaluated by a real kube-apiserver:
+    both webhooks point at a port where nothing listens, with failurePolicy
+    Fail, so an object the conditions send is refused ("failed calling
+    webhook") and one they skip is admitted."""
+    cp = ControlPlane(controlplane_binary())
+    try:
+        ns = "mc-selected"
+        cp.kubectl("create", "namespace", ns)
+        cp.kubectl("label", "namespace", ns, "rdma-webhook.io/enabled=true")
+        cp.kubectl("create", "serviceaccount", "default", "-n", ns, check=False)  # no controller manager here
+        configs = [d for d in helm_template() if d["kind"].endswith("WebhookConfiguration")]
+        for cfg in configs:
+            for wh in cfg["webhooks"]:
+                bundle = wh["clientConfig"]["caBundle"]
+                wh["clientConfig"] = {"url": "https://127.0.0.1:1" + wh["clientConfig"]["service"]["path"],
+                                      "caBundle": bundle}
+                wh["failurePolicy"] = "Fail"
+        cp.kubectl("apply", "-f", "-", stdin=yaml.safe_dump_all(configs))
+
+        def create(obj):
+            return cp.kubectl("create", "--dry-run=server", "-n", ns, "-f", "-", check=False, stdin=json.dumps(obj))
+
+        import time
+        gpu = _workload("Pod", _pod_spec({"nvidia.com/gpu": 1}))
+        deadline = time.time() + 30  # the API server picks the configurations up within seconds
+        while create(gpu).returncode == 0:
+            assert time.time() < deadline, "a GPU pod passed a webhook that cannot be reached"
+            time.sleep(0.5)
+        cases = []
+        for kind in ("Pod", "Job", "CronJob", "Deployment"):
+            cases += [(kind + " without GPU or RDMA", _workload(kind, _pod_spec()), True),
+                      (kind + " with cpu and memory limits", _workload(kind, _pod_spec({"cpu": "1", "memory": "1Gi"})), True),
+                      (kind + " with a GPU", _workload(kind, _pod_spec({"nvidia.com/gpu": 1})), False),
+                      (kind + " with rdma/vf in an initContainer", _workload(kind, _pod_spec({"rdma/vf": 1}, init=True)), False),
+                      (kind + " with a shared HCA", _workload(kind, _pod_spec({"rdma/hca_shared_devices_a": 1})), False)]
+        for what, obj, admitted in cases:
+            r = create(obj)
+            if admitted:
+                assert r.returncode == 0, f"{what}: refused although the conditions skip it: {r.stderr}"
+            else:
+                assert r.returncode != 0, f"{what}: admitted, so the conditions skipped it"
+                assert "failed calling webhook" in r.stderr, f"{what}: {r.stderr}"
+        # a ConfigMap is not in the rules at all; a namespace without the label is not selected
+        assert cp.kubectl("create", "configmap", "c", "-n", ns, "--dry-run=server", check=False).returncode == 0
+        cp.kubectl("create", "namespace", "mc-unselected")
+        cp.kubectl("create", "serviceaccount", "default", "-n", "mc-unselected", check=False)
+        r = cp.kubectl("create", "--dry-run=server", "-n", "mc-unselected", "-f", "-", check=False, stdin=json.dumps(gpu))
+        assert r.returncode == 0, r.stderr
     finally:
         cp.stop()
 

@@ -27,7 +27,10 @@ func (e *env) helmTemplate(extraArgs ...string) ([]map[string]any, string, error
 	if e.helm == "" {
 		return nil, "", fmt.Errorf("helm not found (run scripts/install-helm.sh or set HELM)")
 	}
-	args := []string{"template", releaseName, filepath.Join(e.repo, "charts/rdma-webhook"), "--namespace", releaseNamespace}
+	// The default image.repository names no registry, which the chart refuses;
+	// no pod of the chart runs here (only its webhook configurations are used).
+	args := []string{"template", releaseName, filepath.Join(e.repo, "charts/rdma-webhook"), "--namespace", releaseNamespace,
+		"--set", "image.allowUnqualified=true"}
 	if v := os.Getenv("E2E_HELM_VALUES"); v != "" {
 		for _, f := range strings.Split(v, ",") {
 			args = append(args, "-f", f)

@@ -115,10 +115,92 @@ matchExpressions:
 {{- if and (gt (int .Values.preStopSleepSeconds) 0) (semverCompare "<1.30.0-0" .Capabilities.KubeVersion.Version) -}}
 {{- fail (printf "preStopSleepSeconds: the preStop sleep handler needs Kubernetes >= 1.30 (this cluster: %s); leave it 0, the server drains itself (server.shutdownDelay)" .Capabilities.KubeVersion.Version) -}}
 {{- end -}}
+{{- if and (not .Values.image.allowUnqualified) (not (include "rdma-webhook.repositoryHasRegistry" .)) -}}
+{{- fail (printf "image.repository: %q names no registry host. Push the release image to your registry (skopeo copy oci-archive:... docker://<host>/<path>/rdma-webhook:<version>, docs/install.md) and set image.repository to <host>/<path>/rdma-webhook; for an image already loaded on every node set image.allowUnqualified=true and image.pullPolicy=Never" .Values.image.repository) -}}
+{{- end -}}
 {{- if and (eq .Values.certificates.mode "existingSecret") (not .Values.certificates.secretName) -}}
 {{- fail "certificates.secretName: required when certificates.mode is existingSecret (a kubernetes.io/tls Secret with tls.crt and tls.key)" -}}
 {{- end -}}
 {{- if and (eq .Values.certificates.mode "existingSecret") (not .Values.certificates.existingSecret.caBundle) -}}
 {{- fail "certificates.existingSecret.caBundle: required when certificates.mode is existingSecret (base64 -w0 ca.crt)" -}}
 {{- end -}}
+{{- end -}}
+
+{{/* failurePolicy of one webhook: the deprecated shared value wins when set. */}}
+{{- define "rdma-webhook.failurePolicy" -}}
+{{- if .Values.webhook.failurePolicy -}}
+{{- .Values.webhook.failurePolicy -}}
+{{- else if eq .kind "Mutating" -}}
+{{- .Values.webhook.mutating.failurePolicy -}}
+{{- else -}}
+{{- .Values.webhook.validating.failurePolicy -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+  The CEL regex (RE2, anchored) of every resource name that makes a
+  template worth sending: the policy's gpuResources, resources.vf and
+  resources.shared globs plus webhook.matchConditions.extraResources.
+  Glob to regex: quote everything, then `*` -> `.*` and `?` -> `.`.
+*/}}
+{{- define "rdma-webhook.resourceRegex" -}}
+{{- $p := .Values.policy | default dict -}}
+{{- $res := $p.resources | default dict -}}
+{{- $globs := concat ($p.gpuResources | default list) ($res.vf | default list) ($res.shared | default list) .Values.webhook.matchConditions.extraResources | uniq -}}
+{{- $alts := list -}}
+{{- range $globs -}}
+{{- $alts = append $alts (regexQuoteMeta . | replace "\\*" ".*" | replace "\\?" ".") -}}
+{{- end -}}
+{{- printf "^(%s)$" (join "|" $alts) -}}
+{{- end -}}
+
+{{/*
+  The matchCondition (CEL): false, so the object is not sent, only for a Pod
+  or a built-in workload whose pod template requests none of the resources
+  (limits or requests, containers or initContainers) and carries no DRA
+  resourceClaims. Everything else is sent: custom kinds (their templates are
+  where policy.kinds says), a template that is not where expected, other
+  operations. `[x].all(v, ...)` binds v to x, as CEL has no let. Every
+  optional field is guarded with has(): an evaluation error would apply the
+  failurePolicy to the object.
+*/}}
+{{- define "rdma-webhook.matchExpression" -}}
+{{- $r := include "rdma-webhook.resourceRegex" . -}}
+!(request.operation in ['CREATE', 'UPDATE']) || !has(object.spec) ||
+[
+  request.resource.group == '' && request.resource.resource == 'pods' ? [object.spec] :
+  ((request.resource.group == 'batch' && request.resource.resource == 'jobs') ||
+   (request.resource.group == 'apps' && request.resource.resource in ['deployments', 'statefulsets', 'replicasets', 'daemonsets'])) &&
+  has(object.spec.template) && has(object.spec.template.spec) ? [object.spec.template.spec] :
+  request.resource.group == 'batch' && request.resource.resource == 'cronjobs' &&
+  has(object.spec.jobTemplate) && has(object.spec.jobTemplate.spec) &&
+  has(object.spec.jobTemplate.spec.template) && has(object.spec.jobTemplate.spec.template.spec) ?
+  [object.spec.jobTemplate.spec.template.spec] : []
+].all(specs, size(specs) == 0 || specs.exists(s,
+  (has(s.resourceClaims) && size(s.resourceClaims) > 0) ||
+  ((has(s.containers) ? s.containers : []) + (has(s.initContainers) ? s.initContainers : [])).exists(c,
+    ((has(c.resources) && has(c.resources.limits) ? c.resources.limits.map(k, k) : []) +
+     (has(c.resources) && has(c.resources.requests) ? c.resources.requests.map(k, k) : [])
+    ).exists(k, k.matches(r'{{ $r }}')))))
+{{- end -}}
+
+{{/* true when the image repository's first component names a registry host. */}}
+{{- define "rdma-webhook.repositoryHasRegistry" -}}
+{{- $first := splitList "/" .Values.image.repository | first -}}
+{{- if and (gt (len (splitList "/" .Values.image.repository)) 1) (or (contains "." $first) (contains ":" $first) (eq $first "localhost")) -}}
+true
+{{- end -}}
+{{- end -}}
+
+{{/* RBAC subjects of auditRBAC, with the apiGroup each kind needs. */}}
+{{- define "rdma-webhook.auditSubjects" -}}
+{{- range .Values.auditRBAC.subjects }}
+- kind: {{ .kind }}
+  name: {{ .name | quote }}
+  {{- if eq .kind "ServiceAccount" }}
+  namespace: {{ required "auditRBAC.subjects: a ServiceAccount needs its namespace" .namespace | quote }}
+  {{- else }}
+  apiGroup: {{ default "rbac.authorization.k8s.io" .apiGroup }}
+  {{- end }}
+{{- end }}
 {{- end -}}
