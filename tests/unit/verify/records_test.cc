@@ -66,7 +66,10 @@ TEST(ReadLine, TwoRecordsGluedInOneLine) {
       "pod-a:388:519 [1] NCCL INFO comm 0x3a rank 1 nranks 4 cudaDev 1 nvmlpod-a:390:390 [3] NCCL "
       "INFO cudaDriverVersion 12040");
   ASSERT_EQ(l.records.size(), 2u);
-  EXPECT_EQ(l.records[0].message, "comm 0x3a rank 1 nranks 4 cudaDev 1 nvml");
+  // The cut-off tail ("nvml") cannot be told from the host name glued to it; the verdict folds
+  // such a host into the known one with the same pid.
+  EXPECT_EQ(l.records[0].message, "comm 0x3a rank 1 nranks 4 cudaDev 1");
+  EXPECT_TRUE(l.records[1].host.ends_with("pod-a"));
   EXPECT_EQ(l.records[1].pid, "390");
   EXPECT_EQ(l.records[1].cuda_dev, 3);
   EXPECT_EQ(l.records[1].message, "cudaDriverVersion 12040");
