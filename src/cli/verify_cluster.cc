@@ -105,7 +105,8 @@ ClusterRead ReadCluster(const ClusterTarget& t, verify::Reader& reader) {
     for (const auto& p : Items(all))
       for (const auto& o : OwnerUids(p)) direct = direct || o == uid;
     if (!direct) {
-      for (const auto& mid : Items(GetJson(t, {"replicasets,jobs"})))
+      const json middle = GetJson(t, {"replicasets,jobs"});  // kept alive for the loop
+      for (const auto& mid : Items(middle))
         for (const auto& o : OwnerUids(mid))
           if (o == uid) owned.insert(Uid(mid));
     }
@@ -138,7 +139,8 @@ ClusterRead ReadCluster(const ClusterTarget& t, verify::Reader& reader) {
   }
   // The events of the pods and of the workload: what stopped a pod before NCCL ran.
   reader.Begin("events");
-  for (const auto& ev : Items(GetJson(t, {"events"}))) {
+  const json events = GetJson(t, {"events"});  // kept alive for the loop
+  for (const auto& ev : Items(events)) {
     const auto& inv = ev.contains("involvedObject") ? ev["involvedObject"] : json::object();
     if (!pod_uids.count(inv.value("uid", ""))) continue;
     reader.FeedLine(ev.value("type", "") + "  " + ev.value("reason", "") + "  " +
