@@ -4,12 +4,12 @@ read through the fake kubectl (tests/cli/fake_kubectl.py). The logs are written 
 NCCL's formats (2.26: `Bootstrap: Using`, `comm ... nNodes`); hosts and addresses are made up.
 """
 import json
-import os
 import subprocess
 
 import pytest
 
-from conftest import GOLDEN, REPO, Run, binary, rw
+from conftest import GOLDEN, Run, binary, rw
+from test_audit import Cluster as AuditCluster
 
 # Two pods, SR-IOV RoCE VFs, GPUDirect RDMA, nccl-tests' summary: the proven fast path.
 OK_LOG = """\
@@ -143,23 +143,12 @@ def pod(name, owner_uid, containers, restarts=None):
                                              for c in containers]}}
 
 
-class Cluster:
+class Cluster(AuditCluster):
+    """audit's fake cluster, with `verify` run from the test's directory."""
+
     def __init__(self, tmp_path):
-        self.dir = tmp_path / "kubectl"
-        self.dir.mkdir()
-        bindir = tmp_path / "bin"
-        bindir.mkdir()
-        (bindir / "kubectl").symlink_to(REPO / "tests" / "cli" / "fake_kubectl.py")
-        self.env = dict(os.environ, FAKE_KUBECTL_DIR=str(self.dir),
-                        PATH=f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}")
+        super().__init__(tmp_path)
         self.cwd = tmp_path
-
-    def put(self, name, text):
-        (self.dir / name).write_text(text)
-
-    def calls(self):
-        p = self.dir / "calls.jsonl"
-        return [json.loads(l) for l in p.read_text().splitlines()] if p.exists() else []
 
     def verify(self, *args):
         proc = subprocess.run([str(binary()), "verify", *map(str, args)], capture_output=True,
