@@ -230,3 +230,39 @@ def test_an_existing_file_with_a_slash_is_a_file(cluster, tmp_path):
     r = cluster.verify("job/train", "-o", "json")
     assert r.rc == 1 and r.json()["cause"] == "no-rdma-device", r
     assert cluster.calls() == []
+
+
+# ---- nccl.debugForVerify: the webhook makes the proof available ----
+
+def mutated_env(tmp_path, policy_text, manifest):
+    pol = write(tmp_path, "policy.yaml", policy_text)
+    r = rw("mutate", "-o", "json", "--policy", pol, manifest)
+    assert r.rc in (0, 1), r
+    doc = r.json()
+    doc = doc["items"][0] if "items" in doc else doc
+    spec = doc["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]
+    return {e["name"]: e.get("value") for e in spec["containers"][0].get("env", [])}
+
+
+def test_debug_for_verify_adds_the_debug_env_where_unset(tmp_path):
+    base = (GOLDEN / "policies" / "sriov.yaml").read_text()
+    on = base.replace("      gdrLevel: PHB\n", "      gdrLevel: PHB\n      debugForVerify: true\n")
+    assert on != base
+    env = mutated_env(tmp_path, on, GOLDEN / "paths" / "sriov.yaml")
+    assert env["NCCL_DEBUG"] == "INFO"
+    assert env["NCCL_DEBUG_SUBSYS"] == "INIT,BOOTSTRAP,ENV,NET"
+    assert "NCCL_DEBUG" not in mutated_env(tmp_path, base, GOLDEN / "paths" / "sriov.yaml")
+    # A user's own level is kept.
+    manifest = (GOLDEN / "paths" / "sriov.yaml").read_text().replace(
+        "                - name: NCCL_IB_DISABLE\n",
+        "                - name: NCCL_DEBUG\n                  value: WARN\n"
+        "                - name: NCCL_IB_DISABLE\n", 1)
+    env = mutated_env(tmp_path, on, write(tmp_path, "m.yaml", manifest))
+    assert env["NCCL_DEBUG"] == "WARN" and env["NCCL_DEBUG_SUBSYS"] == "INIT,BOOTSTRAP,ENV,NET"
+
+
+def test_debug_for_verify_must_be_a_boolean(tmp_path):
+    bad = (GOLDEN / "policies" / "sriov.yaml").read_text().replace(
+        "      gdrLevel: PHB\n", "      gdrLevel: PHB\n      debugForVerify: maybe\n")
+    r = rw("policy", "validate", write(tmp_path, "bad.yaml", bad))
+    assert r.rc == 1 and "debugForVerify" in (r.out + r.err), r
