@@ -272,13 +272,15 @@ Verdict DecideEvidence(const Evidence& e) {
   // A plugin that aborts the process (TCPXO) is an error, not a fallback.
   const bool plugin_abort = e.Has(Signal::kPluginFailed) && names.empty() && !socket;
   // Fallback causes, in the order NCCL tries: configuration, plugin, libibverbs, devices.
+  // aws-ofi-nccl's "fi_getinfo ... No data available" (no EFA device) comes before its own
+  // "failed" lines, which are its consequences.
   static const Step kFallbacks[] = {
       {Signal::kIbDisabled, Cause::kIbDisabled},
+      {Signal::kOfiNoDevice, Cause::kNoRdmaDevice},
       {Signal::kPluginFailed, Cause::kPluginFailed},
       {Signal::kLibibverbsMissing, Cause::kLibibverbsMissing},
       {Signal::kUnableToOpen, Cause::kNoRdmaDevice},
       {Signal::kNoDevice, Cause::kNoRdmaDevice},
-      {Signal::kOfiNoDevice, Cause::kNoRdmaDevice},
   };
   std::vector<Step> fallbacks;
   for (const auto& s : kFallbacks) {
@@ -293,14 +295,25 @@ Verdict DecideEvidence(const Evidence& e) {
     v.outcome = Outcome::kError;
     v.cause = first->cause;
     AddProofs(v, e, first->signal);
+    // A connect on the link-local GID (fe80::, index 0 before 2.21) that then times out or
+    // is retried to exhaustion: the GID index, not the fabric.
+    if (v.cause == Cause::kFabricUnreachable && e.Has(Signal::kLinkLocalGid)) {
+      v.cause = Cause::kGidIndex;
+      AddProofs(v, e, Signal::kLinkLocalGid);
+    }
     if (first->cause == Cause::kK8sCni || first->cause == Cause::kK8sDevicePlugin)
       if (v.inter_node == "unknown") v.inter_node = "none (pod never started)";
     if (!v.single_node && socket && rdma_class.empty())
       for (const auto& f : fallbacks) add_secondary(f.cause), AddProofs(v, e, f.signal);
   } else if (plugin_abort) {
     v.outcome = Outcome::kError;
-    v.cause = Cause::kPluginFailed;
+    v.cause = e.Has(Signal::kOfiNoDevice) ? Cause::kNoRdmaDevice : Cause::kPluginFailed;
+    AddProofs(v, e, Signal::kOfiNoDevice);
     AddProofs(v, e, Signal::kPluginFailed);
+  } else if (e.Has(Signal::kRxdmWait) && names.empty()) {
+    v.outcome = Outcome::kHang;  // TCPXO retries every second until its timeout
+    v.cause = Cause::kPluginFailed;
+    AddProofs(v, e, Signal::kRxdmWait);
   } else if (e.Has(Signal::kWatchdog)) {
     v.outcome = Outcome::kHang;
     v.cause = Cause::kTimeout;

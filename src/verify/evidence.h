@@ -40,6 +40,8 @@ enum class Signal : std::size_t {
   kWatchdog,
   kInitComplete,
   kSuccess,
+  kRxdmWait,      // GPUDirect-TCPXO waiting for its RxDM sidecar
+  kLinkLocalGid,  // GID N (80FE/...): fe80:: link-local, RoCE v1 or no IP on the GID
   kK8sCni,
   kK8sDevicePlugin,
   kNetLine,     // Using network X (and its older forms)

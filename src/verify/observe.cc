@@ -60,7 +60,7 @@ std::string FirstAddress(string_view list, bool& suspicious) {
       const string_view iface = entry.substr(0, colon), ip = entry.substr(colon + 1);
       const bool loop = iface == "lo" || ip.starts_with("127.");
       if (loop || iface.starts_with("docker") || iface.starts_with("virbr") ||
-          iface.starts_with("br-"))
+          iface.starts_with("br-") || iface.starts_with("flannel"))
         suspicious = true;
       if (!loop && first.empty()) first = std::string(ip);
     }
@@ -226,6 +226,7 @@ void Message(Evidence& e, ProcessState* p, const Record& r) {
     return ReadIbUsing(e, p, m);
   }
   if (m.starts_with("NET/IB: ") && Has(m, " GID ") && Has(m, "qpn")) {
+    if (Has(m, "(80FE/")) note(Signal::kLinkLocalGid);
     if (const int gi = IntAfter(m, " GID "); gi >= 0) {  // the connect line: the index in use
       e.gid_indexes.insert(gi);
       if (p) p->facts.gid_index = gi;
@@ -292,7 +293,10 @@ void Message(Evidence& e, ProcessState* p, const Record& r) {
   }
   if (m.starts_with("NET/gIB")) e.plugins.insert("gIB");
   if (m.starts_with("NET/GPUDirectTCPX")) e.plugins.insert("GPUDirectTCPX");
-  if (m.starts_with("NET/FasTrak")) e.plugins.insert("FasTrak");
+  if (m.starts_with("NET/FasTrak")) {
+    e.plugins.insert("FasTrak");
+    if (Has(m, "RxDM not ready after")) note(Signal::kRxdmWait);
+  }
   if (m.starts_with("P2P plugin ")) e.plugins.insert("nccl-rdma-sharp-plugins");
 }
 
@@ -315,6 +319,7 @@ void Warn(Evidence& e, string_view m) {
     if (Has(m, "timed out") || Has(m, "unreachable")) return note(Signal::kModifyQpFabric);
     return note(Signal::kUnclassifiedWarn);
   }
+  if (Has(m, "ctrl timeout")) return note(Signal::kModifyQpFabric);  // GPUDirect-TCPX rx/tx
   if (Has(m, "Call to ibv_") || Has(m, "ibv_reg_mr")) return note(Signal::kVerbsResource);
   if (Has(m, "shared memory segment") || Has(m, "failed to extend") ||
       Has(m, "posix_fallocate failed"))

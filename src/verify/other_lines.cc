@@ -36,6 +36,16 @@ bool ObserveOther(Evidence& e, std::string_view t) {
     e.Note(Signal::kK8sDevicePlugin);
     return true;
   }
+  // libibverbs' own stderr: the provider is missing, or the device is not in the container.
+  if (Has(t, "libibverbs: Warning: couldn't load driver") ||
+      Has(t, "no userspace device-specific driver found")) {
+    e.Note(Signal::kLibibverbsMissing);
+    return true;
+  }
+  if (Has(t, "libibverbs: Warning: couldn't stat '/sys/class/infiniband")) {
+    e.Note(Signal::kUnableToOpen);
+    return true;
+  }
   // PyTorch ProcessGroupNCCL: a watchdog timeout is a stall, not a transport proof.
   if (Has(t, "Watchdog caught collective operation timeout")) {
     e.Note(Signal::kWatchdog);

@@ -162,6 +162,14 @@ Line ReadLine(string_view raw) {
   if (have_prev) {
     prev.r.message = s.substr(std::min(prev.body, s.size()));
     out.records.push_back(prev.r);
+  } else if (const auto warn22 = s.find(" WARN "); warn22 != string_view::npos) {
+    // NCCL 2.2 printed `host:pid:tid [dev] file:line WARN msg`, without "NCCL".
+    Record r;
+    r.level = Level::kWarn;
+    if (Header(s, warn22 + 1, Level::kWarn, r) != warn22 + 1 && !r.where.empty()) {
+      r.message = s.substr(warn22 + 6);
+      out.records.push_back(r);
+    }
   }
   for (auto& r : out.records)
     while (!r.message.empty() && (r.message.back() == ' ' || r.message.back() == '\t'))

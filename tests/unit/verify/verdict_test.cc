@@ -226,6 +226,55 @@ TEST(Verdict, GluedHostIsFoldedIntoItsProcess) {
   for (const auto& p : v.processes) EXPECT_EQ(p.host, "pod-a");
 }
 
+TEST(Verdict, OfiNoDeviceComesBeforeThePluginsOwnFailures) {  // aws-ofi-nccl 1.13+
+  const auto v =
+      Of("e-0:5:5 [0] NCCL INFO NET/OFI Initializing aws-ofi-nccl 1.13.2-aws\n"
+         "e-0:5:5 [0] NCCL INFO NET/OFI OFI fi_getinfo() call failed: No data available\n"
+         "e-0:5:5 [0] NCCL INFO NET/OFI Failed to initialize rdma protocol\n"
+         "e-0:5:5 [0] NCCL INFO NET/OFI Initializing plugin failed\n"
+         "e-0:5:5 [0] NCCL INFO Using network Socket\n"
+         "e-0:5:5 [0] NCCL INFO comm 0x1 rank 0 nRanks 16 nNodes 2 localRanks 8 localRank 0 MNNVL "
+         "0\n");
+  EXPECT_EQ(v.cause, Cause::kNoRdmaDevice);
+  EXPECT_EQ(v.outcome, Outcome::kFellBack);
+}
+
+TEST(Verdict, LinkLocalGidThenTimeoutIsTheGidIndex) {  // 2.12-2.20: default index 0 = fe80::
+  const auto v =
+      Of("g-0:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [RO]; OOB eth0:10.7.0.1<0>\n"
+         "g-0:1:2 [0] NCCL INFO NET/IB: Dev 0 Port 1 qpn 99 mtu 3 GID 0 (80FE/A2B4C1FFFE7D2E10)\n"
+         "\ng-0:1:2 [0] misc/ibvwrap.cc:284 NCCL WARN Call to ibv_modify_qp failed with error "
+         "Connection timed out\n");
+  EXPECT_EQ(v.cause, Cause::kGidIndex);
+}
+
+TEST(Verdict, TcpxoWaitingForRxdmIsAHang) {
+  const auto v =
+      Of("a3m-0:10:10 [0] NCCL INFO NET/FasTrak 2025-01-01T00:00:01Z: RxDM not ready after 1 "
+         "seconds (status: UNAVAILABLE), retrying... (timeout 30 s)\n");
+  EXPECT_EQ(v.outcome, Outcome::kHang);
+  EXPECT_EQ(v.cause, Cause::kPluginFailed);
+}
+
+TEST(Verdict, Nccl22WarnWithoutTheNcclWord) {
+  const auto v =
+      Of("c1:7:7 [0] misc/ibvwrap.cu:61 WARN Failed to open libibverbs.so[.1]\n"
+         "c1:7:7 [0] NCCL INFO Using internal Network Socket\n"
+         "c2:8:8 [0] NCCL INFO NET : Using interface eth0:10.8.0.2<0>\n"
+         "c1:7:7 [0] NCCL INFO NET : Using interface eth0:10.8.0.1<0>\n");
+  EXPECT_EQ(v.cause, Cause::kLibibverbsMissing);
+  EXPECT_EQ(v.outcome, Outcome::kFellBack);
+}
+
+TEST(Verdict, LibibverbsOwnWarningsOutsideNccl) {
+  const auto v = Of(
+      "libibverbs: Warning: couldn't load driver 'libmlx5-rdmav34.so': libmlx5-rdmav34.so: cannot "
+      "open shared object file\n"
+      "h-0:1:1 [0] NCCL INFO Using network Socket\n"
+      "h-0:1:1 [0] NCCL INFO comm 0x1 rank 0 nRanks 2 nNodes 2 localRanks 1 localRank 0 MNNVL 0\n");
+  EXPECT_EQ(v.cause, Cause::kLibibverbsMissing);
+}
+
 TEST(Reader, ChunkBoundariesDoNotChangeTheVerdict) {
   const std::string text =
       "a:1:1 [0] NCCL INFO NET/IB : No device found.\n"
