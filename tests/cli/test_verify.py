@@ -266,3 +266,20 @@ def test_debug_for_verify_must_be_a_boolean(tmp_path):
         "      gdrLevel: PHB\n", "      gdrLevel: PHB\n      debugForVerify: maybe\n")
     r = rw("policy", "validate", write(tmp_path, "bad.yaml", bad))
     assert r.rc == 1 and "debugForVerify" in (r.out + r.err), r
+
+
+def test_cluster_finds_pods_through_a_replicaset(tmp_path):
+    c = Cluster(tmp_path)
+    c.put("object-deployment-infer.json", json.dumps(
+        {"apiVersion": "apps/v1", "kind": "Deployment",
+         "metadata": {"name": "infer", "namespace": "ml", "uid": "dep-uid"},
+         "spec": {"template": {"spec": {"containers": [{"name": "server", "image": "x"}]}}}}))
+    rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet",
+          "metadata": {"name": "infer-7d9", "uid": "rs-uid",
+                       "ownerReferences": [{"kind": "Deployment", "name": "infer", "uid": "dep-uid"}]}}
+    c.put("owners.json", kubectl_list([rs]))
+    c.put("pods.json", kubectl_list([pod("infer-7d9-x2kqp", "rs-uid", ["server"])]))
+    c.put("logs-infer-7d9-x2kqp-server.txt", FALLBACK_LOG.replace("train-worker-0", "infer-7d9-x2kqp"))
+    r = c.verify("deployment/infer", "-n", "ml", "-o", "json")
+    assert r.rc == 1 and r.json()["cause"] == "no-rdma-device", r
+    assert ["logs", "infer-7d9-x2kqp", "-c", "server"] == [x for x in c.calls() if "logs" in x][0][:4]
