@@ -103,7 +103,10 @@ std::string Explain(const Verdict& v, const Evidence& e) {
   } else if (v.inter_node.starts_with("none")) {
     t = "the pod never got to NCCL";
   } else {
-    t = version + " used " + v.inter_node + (v.net.empty() ? "" : " (NET/" + v.net + ")");
+    const bool inferred = e.channel_nets.empty() && e.nets.empty();  // from verbs errors only
+    t = inferred
+            ? version + "'s verbs transport ran (" + v.inter_node + ", from its error lines)"
+            : version + " used " + v.inter_node + (v.net.empty() ? "" : " (NET/" + v.net + ")");
     if (!v.devices.empty() && v.inter_node != "Socket") {
       t += " on";
       for (std::size_t i = 0; i < v.devices.size() && i < 4; ++i) t += " " + v.devices[i];
