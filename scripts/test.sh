@@ -2,7 +2,8 @@
 # The whole test suite, as CI runs it: installs what is missing, checks formatting, builds with
 # warnings as errors, runs the unit tests (GoogleTest via ctest), the CLI contract suite, the
 # realworld corpus suite (labelled public manifests; one line and a pass when ../shared/realworld
-# is absent), the server integration suite, the end-to-end suite against a real kube-apiserver,
+# is absent), the runtime-proof corpus suite (`verify` against ../shared/runtime-logs, the same
+# way), the server integration suite, the end-to-end suite against a real kube-apiserver,
 # the chart suite, the container image (built with umoci + skopeo from the static binary in
 # build-static/, then inspected and run), the release artefacts (tests/release/run.sh: built
 # twice from the same build-static/ and compared, checked, pushed to and pulled from a registry on
@@ -18,7 +19,7 @@
 set -uo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$REPO"
-ALL=(format build unit cli realworld integration e2e chart image release sanitizers fuzz soak)
+ALL=(format build unit cli realworld runtime-logs integration e2e chart image release sanitizers fuzz soak)
 STAGES=("$@")
 ((${#STAGES[@]})) || STAGES=("${ALL[@]}")
 export RW_BINARY="$REPO/build/rdma-webhook"
@@ -65,6 +66,7 @@ for s in "${STAGES[@]}"; do
     unit) stage unit unit ;;
     cli) stage cli tests/cli/run.sh ;;
     realworld) stage realworld tests/realworld/run.sh ;;
+    runtime-logs) stage runtime-logs tests/runtime-logs/run.sh ;;
     integration) stage integration tests/integration/run.sh ;;
     e2e) stage e2e tests/e2e/run.sh ;;
     chart) stage chart tests/chart/run.sh ;;

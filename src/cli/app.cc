@@ -32,6 +32,7 @@ int Run(int argc, char** argv) {
   AddServeCommand(app, run);
   AddCheckCommand(app, run);
   AddAuditCommand(app, run);
+  AddVerifyCommand(app, run);
   AddMutateCommand(app, run);
   AddGidsCommand(app, run);
   AddPolicyCommand(app, run);

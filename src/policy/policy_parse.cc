@@ -69,6 +69,7 @@ void ReadNccl(const json& v, const std::string& path, NamespacePolicy& ns) {
     }
   }
   ns.nccl.hca = f.String("hca", ns.nccl.hca);
+  ns.nccl.debug_for_verify = f.Bool("debugForVerify", ns.nccl.debug_for_verify);
   ns.nccl.gdr_level = f.String("gdrLevel", ns.nccl.gdr_level);
   if (!ns.nccl.gdr_level.empty()) {
     static const std::set<std::string> kLevels{"LOC", "PIX", "PXB", "PHB", "SYS"};

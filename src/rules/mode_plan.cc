@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <utility>
 
 #include "context.h"
 #include "modes/mode.h"
@@ -82,6 +83,11 @@ std::vector<EnvWant> WantedEnv(const modes::Unit& unit, const policy::NamespaceP
         std::any_of(env.begin(), env.end(), [&](const EnvWant& e) { return e.name == name; });
     if (!managed) env.push_back({name, value, true});
   }
+  if (ns.nccl.debug_for_verify)  // added when absent, like extraEnv: a user's level is kept
+    for (const auto& [name, value] : {std::pair<std::string, std::string>{"NCCL_DEBUG", "INFO"},
+                                      {"NCCL_DEBUG_SUBSYS", "INIT,BOOTSTRAP,ENV,NET"}})
+      if (std::none_of(env.begin(), env.end(), [&](const EnvWant& e) { return e.name == name; }))
+        env.push_back({name, value, true});
   return env;
 }
 

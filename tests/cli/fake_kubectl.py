@@ -7,6 +7,12 @@ $FAKE_KUBECTL_DIR holds calls.jsonl (one argv per line, appended) and the answer
   configmap-<ns>-<name>.json    `kubectl get configmap NAME -n NS` (default: NotFound, exit 1)
   workloads.json                any other `kubectl get`
   fail-get                      when present: its text on stderr and exit 1 for that `get`
+For `verify KIND/NAME`:
+  object-<kind>-<name>.json     `kubectl get KIND/NAME` (default: NotFound, exit 1)
+  pods.json, events.json        `kubectl get pods` / `get events` (default: an empty List)
+  owners.json                   `kubectl get replicasets,jobs` (default: an empty List)
+  logs-<pod>-<container>.txt    `kubectl logs POD -c CONTAINER` (`logs-previous-...` with
+                                --previous; default: an error, exit 1)
 """
 import json
 import os
@@ -33,7 +39,25 @@ def value(flag):
     return argv[argv.index(flag) + 1] if flag in argv else None
 
 
-if "api-resources" in argv:
+EMPTY = '{"apiVersion": "v1", "items": [], "kind": "List"}'
+
+if "logs" in argv:
+    pod = argv[argv.index("logs") + 1]
+    container = value("-c")
+    prev = "previous-" if "--previous" in argv else ""
+    if not answer(f"logs-{prev}{pod}-{container}.txt"):
+        sys.stderr.write(f'Error from server (BadRequest): container "{container}" in pod "{pod}" '
+                         'is waiting to start: ContainerCreating\n')
+        sys.exit(1)
+elif "get" in argv and argv[argv.index("get") + 1] in ("pods", "events", "replicasets,jobs"):
+    what = argv[argv.index("get") + 1]
+    answer({"pods": "pods.json", "events": "events.json"}.get(what, "owners.json"), EMPTY)
+elif "get" in argv and "/" in argv[argv.index("get") + 1]:
+    kind, name = argv[argv.index("get") + 1].split("/", 1)
+    if not answer(f"object-{kind}-{name}.json"):
+        sys.stderr.write(f'Error from server (NotFound): {kind} "{name}" not found\n')
+        sys.exit(1)
+elif "api-resources" in argv:
     answer("api-resources.txt")
 elif "get" in argv:
     what = argv[argv.index("get") + 1]

@@ -69,6 +69,9 @@ struct NamespacePolicy {
     std::string hca;
     std::string gdr_level;
     std::map<std::string, std::string> extra_env;
+    // NCCL_DEBUG=INFO and NCCL_DEBUG_SUBSYS=INIT,BOOTSTRAP,ENV,NET where unset: the lines
+    // `rdma-webhook verify` proves the transport from (docs/verify.md).
+    bool debug_for_verify = false;
   } nccl;
 
   bool Allows(Path p) const;  // none, unknown and plugin always pass

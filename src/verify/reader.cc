@@ -1,0 +1,68 @@
+#include "rdma_webhook/verify/reader.h"
+
+#include <utility>
+
+#include "evidence.h"
+
+namespace rw::verify {
+
+Reader::Reader() : evidence_(std::make_unique<Evidence>()) {}
+Reader::~Reader() = default;
+
+void Reader::Begin(std::string source) {
+  End();
+  evidence_->source = std::move(source);
+  evidence_->line_no = 0;
+  evidence_->after_last_error = false;
+}
+
+void Reader::Line(std::string_view line) {
+  ++evidence_->line_no;
+  ++evidence_->lines;
+  evidence_->raw = line;
+  Observe(*evidence_, ReadLine(line));
+  evidence_->raw = {};
+}
+
+void Reader::FeedLine(std::string_view line) { Line(line); }
+
+void Reader::Feed(std::string_view bytes) {
+  while (!bytes.empty()) {
+    const auto nl = bytes.find('\n');
+    const std::string_view part = bytes.substr(0, nl);
+    if (cutting_) {
+      // The rest of an over-long line: skipped up to its newline.
+    } else if (pending_.size() + part.size() > kMaxLineBytes) {
+      pending_.append(part.substr(0, kMaxLineBytes - pending_.size()));
+      cutting_ = true;
+      ++evidence_->lines_cut;
+    } else if (nl != std::string_view::npos && pending_.empty()) {
+      Line(part);  // the common case: no copy
+    } else {
+      pending_.append(part);
+    }
+    if (nl == std::string_view::npos) return;
+    if (cutting_ || !pending_.empty()) Line(pending_);
+    pending_.clear();
+    cutting_ = false;
+    bytes.remove_prefix(nl + 1);
+  }
+}
+
+void Reader::End() {
+  if (!pending_.empty()) Line(pending_);
+  pending_.clear();
+  cutting_ = false;
+}
+
+Verdict Reader::Decide() const { return DecideEvidence(*evidence_); }
+
+Verdict VerifyText(std::string_view text, std::string source) {
+  Reader r;
+  r.Begin(std::move(source));
+  r.Feed(text);
+  r.End();
+  return r.Decide();
+}
+
+}  // namespace rw::verify
