@@ -7,7 +7,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
-#include "rdma_webhook/server/file_watch.h"
+#include "rdma_webhook/server/env.h"
 
 namespace rw::server {
 namespace {
@@ -54,7 +54,7 @@ int SelectAlpn(SSL*, const unsigned char** out, unsigned char* outlen, const uns
 // Startup and reload messages say which of the files is at fault, not only its path.
 std::string ReadPem(const std::string& path, const char* role) {
   try {
-    return ReadFile(path);
+    return ReadBounded(path, FileKinds::kRegularOnly);
   } catch (const std::exception& e) {
     throw std::runtime_error(std::string(role) + " " + e.what());
   }

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../../../src/server/tls.h"
+#include "rdma_webhook/server/env.h"
 #include "rdma_webhook/server/file_watch.h"
 #include "rdma_webhook/server/log.h"
 #include "rdma_webhook/server/metrics.h"
@@ -142,12 +143,12 @@ TEST(FileWatch, SeesTheKubernetesDataSymlinkSwap) {
   fs::create_directory_symlink("..v2", root / "..data_tmp");
   fs::rename(root / "..data_tmp", root / "..data");
   EXPECT_TRUE(watch.Changed());
-  EXPECT_EQ(ReadFile((root / "tls.crt").string()), "two");
+  EXPECT_EQ(ReadBounded((root / "tls.crt").string(), FileKinds::kRegularOnly), "two");
 }
 
-TEST(ReadFile, NamesTheFile) {
+TEST(ReadBounded, NamesTheFile) {
   try {
-    ReadFile("/nonexistent/rw/policy.yaml");
+    ReadBounded("/nonexistent/rw/policy.yaml", FileKinds::kRegularOnly);
     FAIL();
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("/nonexistent/rw/policy.yaml"), std::string::npos);
