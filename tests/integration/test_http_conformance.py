@@ -7,6 +7,7 @@ Plain sockets for the probe port, TLS sockets for the webhook port, all on 127.0
 """
 import gzip
 import json
+import re
 import socket
 import ssl
 import time
@@ -56,13 +57,19 @@ def read_answers(sock, timeout=10):
     return data
 
 
+def exchange(server, port, raw, timeout=3):
+    """Everything the server answers `raw` on a new connection to `port` ("tls" or "probe")."""
+    s = open_port(server, port)
+    s.sendall(raw)
+    data = read_answers(s, timeout=timeout)
+    s.close()
+    return data
+
+
 def statuses(data):
-    """The status codes of the answers in `data`, in order (interim 1xx included)."""
-    out = []
-    for line in data.split(b"\r\n"):
-        if line.startswith(b"HTTP/1."):
-            out.append(int(line.split(b" ")[1]))
-    return out
+    """The status codes of the answers in `data`, in order (interim 1xx included). An answer
+    starts right after the previous one's body, which ends without a line break."""
+    return [int(m.group(1)) for m in re.finditer(rb"HTTP/1\.[01] (\d{3}) ", data)]
 
 
 def chunked_head(path="/mutate", extra=""):
@@ -210,10 +217,7 @@ def test_host_missing_or_twice_is_400(server, port, hosts):
 
 @pytest.mark.parametrize("port", ["tls", "probe"])
 def test_http10_without_host_is_served(server, port):
-    s = open_port(server, port)
-    s.sendall(b"GET /healthz HTTP/1.0\r\n\r\n")
-    data = read_answers(s, timeout=3)
-    s.close()
+    data = exchange(server, port, b"GET /healthz HTTP/1.0\r\n\r\n")
     assert statuses(data) == [200], data[:300]
 
 
@@ -230,11 +234,10 @@ def test_absolute_form_target_is_routed(server):
 def test_head_has_no_content_and_keeps_the_connection_in_step(server, port, path):
     # Two requests on one connection: a body after the HEAD answer would be read as the start
     # of the next answer.
-    s = open_port(server, port)
-    s.sendall(f"HEAD {path} HTTP/1.1\r\nHost: localhost\r\n\r\n"
-              f"GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n".encode())
-    data = read_answers(s, timeout=3)
-    s.close()
+    data = exchange(server, port,
+                    f"HEAD {path} HTTP/1.1\r\nHost: localhost\r\n\r\n"
+                    "GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+                    .encode())
     head, _, rest = data.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 200"), data[:300]
     assert b"content-length" in head.lower()
@@ -299,3 +302,75 @@ def test_a_client_that_never_reads_holds_the_budget_until_it_goes(server_factory
     waiting.close()
     assert statuses(data)[:1] == [200], data[:300]
     server.assert_serves()
+
+
+# ---------------------------------------------------------------- limits on each part (RFC 9112 §2.3, §3, §5)
+
+@pytest.mark.parametrize("port,part", [
+    ("tls", "target"), ("tls", "field"), ("tls", "fields"),
+    ("probe", "target"), ("probe", "field"), ("probe", "fields")])
+def test_a_head_over_its_bound_is_refused(server, port, part):
+    # RFC 9112 §3: a server that receives a request line longer than it parses answers 414 or
+    # 4xx; §5 likewise for field lines. The head is bounded as a whole: 16 KiB on the TLS port,
+    # 8 KiB on the probe port (docs/http.md#bounds).
+    size = 20000
+    target = "/healthz?" + "q" * size if part == "target" else "/healthz"
+    fields = {"target": "", "field": "X-Long: " + "v" * size + "\r\n",
+              "fields": "".join(f"X-F{i}: v\r\n" for i in range(size // 8))}[part]
+    s = open_port(server, port)
+    send_quietly(s, f"GET {target} HTTP/1.1\r\nHost: localhost\r\n{fields}\r\n".encode())
+    data = read_answers(s, timeout=3)
+    s.close()
+    assert b" 200 " not in data[:20], data[:200]
+    if port == "tls":
+        assert statuses(data) == [400], data[:200]
+    assert server.alive()
+
+
+@pytest.mark.parametrize("port", ["tls", "probe"])
+def test_a_body_over_the_bound_is_refused(server, port):
+    # RFC 9110 §15.5.14: 413 for content larger than the server will process; the probe
+    # port's bound is 4 KiB, the TLS port's --max-body-bytes.
+    size = 8 << 20 if port == "tls" else 8192
+    s = open_port(server, port)
+    path = "/mutate" if port == "tls" else "/healthz"
+    send_quietly(s, (f"POST {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                     f"Content-Length: {size}\r\n\r\n").encode() + b"{" * 1024)
+    data = read_answers(s, timeout=3)
+    s.close()
+    if port == "tls":
+        assert statuses(data) == [413], data[:200]
+    else:
+        assert b" 200 " not in data[:20], data[:200]
+    assert server.alive()
+
+
+# ---------------------------------------------------------------- field syntax (RFC 9112 §2.2, §5.2)
+
+@pytest.mark.parametrize("port", ["tls", "probe"])
+def test_a_bare_cr_in_a_field_is_400(server, port):
+    # RFC 9112 §2.2: a bare CR must be refused or replaced; a smuggling shape between proxies.
+    data = exchange(server, port, b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-A: a\rb\r\n\r\n")
+    assert b" 200 " not in data[:20], data[:200]
+    assert server.alive()
+
+
+# ---------------------------------------------------------------- pipelining (RFC 9112 §9.3.2)
+
+@pytest.mark.parametrize("port", ["tls", "probe"])
+def test_pipelined_requests_are_answered_in_order(server, port):
+    s = open_port(server, port)
+    if port == "tls":
+        first = (b"POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                 b"Content-Length: %d\r\n\r\n" % len(GOOD)) + GOOD
+        second = b"GET /nope HTTP/1.1\r\nHost: localhost\r\n\r\n"
+        expected = [200, 404, 200]
+    else:
+        first = b"GET /readyz HTTP/1.1\r\nHost: localhost\r\n\r\n"
+        second = b"GET /nope HTTP/1.1\r\nHost: localhost\r\n\r\n"
+        expected = [200, 404, 200]
+    last = b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+    s.sendall(first + second + last)
+    data = read_answers(s, timeout=5)
+    s.close()
+    assert statuses(data) == expected, data[:600]

@@ -87,7 +87,7 @@ def run(kind, connections, body, binary_note):
     for t in threads:
         t.start()
     peak_seen = 0
-    deadline = started + 20
+    deadline = started + 40
     while time.monotonic() < deadline and server.alive():
         peak_seen = max(peak_seen, vm(server, "VmRSS"))
         if all(not t.is_alive() for t in threads) and time.monotonic() - started > 5:
