@@ -47,9 +47,9 @@ Lifecycle::Lifecycle(net::io_context& ioc, const ServeOptions& options, Front& f
   if (options.tls_cert.empty() || options.tls_key.empty()) {
     throw std::runtime_error("--tls-cert and --tls-key are required");
   }
-  auto context = MakeTlsContext(tls_files_);
-  metrics_.SetCertificateExpiry(CertificateNotAfter(*context));
-  listener_.UseTls(std::move(context));
+  TlsLoad tls = LoadTls(tls_files_, Env::Default());
+  metrics_.SetCertificateExpiry(tls.not_after);
+  listener_.UseTls(std::move(tls.context));
   std::vector<std::string> watched{tls_files_.cert, tls_files_.key};
   if (!tls_files_.client_ca.empty()) watched.push_back(tls_files_.client_ca);
   tls_watch_.emplace(std::move(watched));
@@ -62,10 +62,9 @@ void Lifecycle::Start() {
 
 void Lifecycle::ReloadTls(std::string_view trigger) {
   try {
-    auto context = MakeTlsContext(tls_files_);
-    const std::int64_t not_after = CertificateNotAfter(*context);
-    listener_.UseTls(std::move(context));
-    metrics_.SetCertificateExpiry(not_after);
+    TlsLoad tls = LoadTls(tls_files_, Env::Default());
+    listener_.UseTls(std::move(tls.context));
+    metrics_.SetCertificateExpiry(tls.not_after);
     metrics_.CountReload("tls", true);
     log::Event(Level::kInfo, "TLS certificate reloaded",
                {{"cert", tls_files_.cert}, {"key", tls_files_.key}, {"trigger", trigger}});
