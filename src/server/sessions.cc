@@ -27,6 +27,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 
+#include "http_request.h"
 #include "rdma_webhook/server/log.h"
 
 namespace rw::server {
@@ -41,29 +42,12 @@ using Clock = std::chrono::steady_clock;
 using log::Level;
 
 constexpr auto kTuple = net::as_tuple(net::use_awaitable);
-// API servers send a handful of short headers; 16 KiB leaves room for proxies' additions.
-constexpr std::uint32_t kHeaderLimit = 16 * 1024;
-// After a 413 the client may still be sending. Closing with unread bytes makes the kernel send
-// RST, which can destroy the answer before the client reads it, so read (and drop) a bounded
-// amount for a bounded time first.
 constexpr std::size_t kDiscardLimit = 8 * 1024 * 1024;
 constexpr auto kDiscardTime = std::chrono::seconds(1);
 // How often a request waiting for room under --max-buffered-bytes tries again.
 constexpr auto kLeaseRetry = std::chrono::milliseconds(5);
 constexpr int kBadRequest = 400;
 constexpr int kServiceUnavailable = 503;
-// Kubelet's probes and metrics scrapes send small requests.
-constexpr std::uint32_t kProbeHeaderLimit = 8 * 1024;
-constexpr std::uint64_t kProbeBodyLimit = 4096;
-// What a connection holds of a request besides its body: the head, one chunk-size line with its
-// extensions, or the trailer section. Beast's parser needs each whole in the buffer, and bounds
-// only the head (header_limit): with an unbounded buffer a chunk line `2;` followed by 256 MiB
-// was held whole, and a trailer field of 65,534 bytes made Beast's fields throw
-// std::length_error out of the I/O loop, killing the process. With the buffer capped, a longer
-// line fails the read with http::error::buffer_overflow (400 and close), far below 65,533.
-constexpr std::size_t kReadBufferLimit = 2 * kHeaderLimit;            // 32 KiB
-constexpr std::size_t kProbeReadBufferLimit = 2 * kProbeHeaderLimit;  // 16 KiB
-
 // The front's Answer as the response a session writes. The answer to HEAD has the header
 // fields GET's would have, Content-Length included, and no content (RFC 9110 §9.3.2): a body
 // there would be read as the start of the next answer on the connection.
@@ -77,26 +61,6 @@ http::response<http::string_body> ResponseFor(Answer answer, unsigned version, b
   response.prepare_payload();
   if (head) std::string().swap(response.body());
   return response;
-}
-
-// The front's view of a request Beast has parsed (the head, and the body once read).
-Request RequestOf(const http::request_parser<http::string_body>& parser) {
-  const auto& message = parser.get();
-  Request request;
-  request.method = message.method_string();
-  request.target = message.target();
-  request.content_type = message[http::field::content_type];
-  if (parser.content_length()) request.content_length = *parser.content_length();
-  request.body = message.body();
-  request.version = message.version();
-  const auto [first_te, end_te] = message.equal_range(http::field::transfer_encoding);
-  for (auto field = first_te; field != end_te; ++field) {
-    if (!request.transfer_encoding.empty()) request.transfer_encoding += ", ";
-    request.transfer_encoding += field->value();
-  }
-  request.content_encoding = message[http::field::content_encoding];
-  request.host_fields = message.count(http::field::host);
-  return request;
 }
 
 const boost::system::error_category& HttpCategory() {
