@@ -84,6 +84,16 @@ Envelope ReadEnvelope(std::string_view body) {
 }  // namespace
 
 Request DecodeReview(std::string_view body) {
+  // nlohmann's reader, which has the last word on text the fast parser refuses, takes a NUL byte
+  // for the end of its input: a review followed by `\0` and garbage was read as the review. A
+  // raw NUL is never JSON (RFC 8259 §7: control characters are escaped inside strings), and Go's
+  // encoding/json refuses it, so the body is malformed; the uid is echoed when what precedes the
+  // NUL holds one.
+  if (const auto nul = body.find('\0'); nul != std::string_view::npos) {
+    const Envelope envelope = ReadEnvelope(body.substr(0, nul));
+    throw DecodeError("malformed JSON: a NUL byte at offset " + std::to_string(nul), envelope.uid,
+                      envelope.api_version);
+  }
   json review;
   try {
     review = codec::ParseJson(body, codec::kMaxNestingDepth);
