@@ -47,9 +47,11 @@ std::string ReadBounded(const std::string& path, FileKinds kinds, std::size_t li
   if (path == "-" && kinds == FileKinds::kAny) {
     in.fd = STDIN_FILENO;
   } else {
-    // O_NONBLOCK only for the open: a FIFO without a writer must not block it. Reads block
-    // again once the kind is known.
-    in.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    // The server's open must not wait for a FIFO's writer (it is refused below), so it opens
+    // without blocking, and reads block again once the kind is known. The CLI waits for the
+    // writer, as cat does.
+    const int nonblock = kinds == FileKinds::kRegularOnly ? O_NONBLOCK : 0;
+    in.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | nonblock);
     in.owned = true;
     if (in.fd < 0) throw ReadError(Kind::kUnreadable, path, "cannot read: " + Reason(errno));
     struct stat st {};
@@ -63,8 +65,10 @@ std::string ReadBounded(const std::string& path, FileKinds kinds, std::size_t li
     if (S_ISREG(st.st_mode) && static_cast<std::uint64_t>(st.st_size) > limit) {
       throw ReadError(Kind::kTooLarge, path, LargerThan(limit));
     }
-    const int flags = ::fcntl(in.fd, F_GETFL);
-    if (flags >= 0) ::fcntl(in.fd, F_SETFL, flags & ~O_NONBLOCK);
+    if (nonblock != 0) {
+      const int flags = ::fcntl(in.fd, F_GETFL);
+      if (flags >= 0) ::fcntl(in.fd, F_SETFL, flags & ~O_NONBLOCK);
+    }
   }
   std::string text;
   char block[65536];

@@ -42,12 +42,16 @@ using Clock = std::chrono::steady_clock;
 using log::Level;
 
 constexpr auto kTuple = net::as_tuple(net::use_awaitable);
+// After a 413 the client may still be sending. Closing with unread bytes makes the kernel send
+// RST, which can destroy the answer before the client reads it, so read (and drop) a bounded
+// amount for a bounded time first.
 constexpr std::size_t kDiscardLimit = 8 * 1024 * 1024;
 constexpr auto kDiscardTime = std::chrono::seconds(1);
 // How often a request waiting for room under --max-buffered-bytes tries again.
 constexpr auto kLeaseRetry = std::chrono::milliseconds(5);
 constexpr int kBadRequest = 400;
 constexpr int kServiceUnavailable = 503;
+
 // The front's Answer as the response a session writes. The answer to HEAD has the header
 // fields GET's would have, Content-Length included, and no content (RFC 9110 §9.3.2): a body
 // there would be read as the start of the next answer on the connection.
