@@ -31,8 +31,12 @@ struct Envelope {
 };
 
 // The uid and apiVersion of a review whose text nlohmann refused only for a number out of a
-// double's range: every such number is read as 0 and the text parsed again, without throwing.
-// Empty fields when it is still no review.
+// double's range (or that a NUL byte cuts short): every such number is read as 0 and the text
+// parsed again, without throwing. Empty fields when it is still no review. It runs only on
+// bodies already refused, never on a decodable review, so it costs the request path nothing:
+// measured on a 10.8 KB review, DecodeReview took 111-131 us valid and 557-561 us with a 1e400
+// (fast parser, nlohmann, then this), and what it buys is the uid echo that lets the API server
+// read the 400 as an answer to its review.
 Envelope ReadEnvelope(std::string_view body) {
   std::string text;
   text.reserve(body.size());
@@ -84,6 +88,16 @@ Envelope ReadEnvelope(std::string_view body) {
 }  // namespace
 
 Request DecodeReview(std::string_view body) {
+  // nlohmann's reader, which has the last word on text the fast parser refuses, takes a NUL byte
+  // for the end of its input: a review followed by `\0` and garbage was read as the review. A
+  // raw NUL is never JSON (RFC 8259 §7: control characters are escaped inside strings), and Go's
+  // encoding/json refuses it, so the body is malformed; the uid is echoed when what precedes the
+  // NUL holds one.
+  if (const auto nul = body.find('\0'); nul != std::string_view::npos) {
+    const Envelope envelope = ReadEnvelope(body.substr(0, nul));
+    throw DecodeError("malformed JSON: a NUL byte at offset " + std::to_string(nul), envelope.uid,
+                      envelope.api_version);
+  }
   json review;
   try {
     review = codec::ParseJson(body, codec::kMaxNestingDepth);

@@ -1,6 +1,10 @@
 #include "common.h"
 
 #include <iostream>
+#include <stdexcept>
+#include <utility>
+
+#include "rdma_webhook/server/policy_loader.h"
 
 namespace rw::cli {
 
@@ -31,14 +35,11 @@ std::vector<std::string> ManifestInputs(const ManifestFlags& flags) {
 }
 
 std::shared_ptr<const policy::Policy> LoadPolicy(const std::string& file) {
-  if (file.empty())
-    return std::shared_ptr<const policy::Policy>(&policy::DefaultPolicy(), [](auto*) {});
-  const std::string text = ReadFileText(file);
-  try {
-    return std::make_shared<const policy::Policy>(policy::ParsePolicyText(text));
-  } catch (const policy::PolicyError& e) {
-    throw std::runtime_error(file + ": " + e.what());
-  }
+  // The server's loader: the same file is refused for the same reasons in `check` and `serve`.
+  server::PolicyLoad load =
+      server::LoadPolicy(server::Env::Default(), file, server::FileKinds::kAny);
+  if (load.error) throw std::runtime_error(load.error->Message());
+  return std::move(load.policy);
 }
 
 std::shared_ptr<const policy::Policy> LoadPolicyOrReport(const std::string& file) {

@@ -2,6 +2,7 @@
 
 #include "commands.h"
 #include "common.h"
+#include "rdma_webhook/server/policy_loader.h"
 
 namespace rw::cli {
 
@@ -16,21 +17,24 @@ void AddPolicyCommand(CLI::App& root, std::function<int()>& run) {
     run = [files] {
       int status = kExitOk;
       for (const auto& file : *files) {
-        std::string text;
-        try {
-          text = ReadFileText(file);
-        } catch (const std::exception& e) {
-          std::cerr << "error: " << e.what() << "\n";
+        if (file.empty()) {  // LoadPolicy reads "" as the embedded default
+          std::cerr << "error: an empty file name\n";
           status = kExitError;
           continue;
         }
-        try {
-          const auto p = policy::ParsePolicyText(text);
-          std::cout << file << ": valid (" << p.namespaces.size() << " namespace entries, hash "
-                    << p.hash << ")\n";
-        } catch (const policy::PolicyError& e) {
-          std::cerr << "error: " << file << ": " << e.what() << "\n";
-          if (status == kExitOk) status = kExitFindings;
+        const server::PolicyLoad load =
+            server::LoadPolicy(server::Env::Default(), file, server::FileKinds::kAny);
+        if (!load.error) {
+          std::cout << file << ": valid (" << load.policy->namespaces.size()
+                    << " namespace entries, hash " << load.policy->hash << ")\n";
+          continue;
+        }
+        std::cerr << "error: " << load.error->Message() << "\n";
+        // A file that is no policy is a finding (1); one that cannot be read is an error (2).
+        if (load.error->kind != server::PolicyLoadError::Kind::kInvalid) {
+          status = kExitError;
+        } else if (status == kExitOk) {
+          status = kExitFindings;
         }
       }
       return status;

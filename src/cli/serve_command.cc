@@ -50,6 +50,10 @@ void AddServeCommand(CLI::App& root, std::function<int()>& run) {
                   "open TLS connections at most; more are closed at accept and counted")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20))
       ->capture_default_str();
+  cmd->add_option("--max-buffered-bytes", options->max_buffered_bytes,
+                  "memory all requests in flight may hold; over it a request is answered 503")
+      ->check(CLI::Range(std::size_t{1} << 20, std::size_t{1} << 40))
+      ->capture_default_str();
   cmd->add_option("--log-format", options->log_format, "log format")
       ->check(CLI::IsMember({"json", "text"}))
       ->capture_default_str();

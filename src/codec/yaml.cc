@@ -1,5 +1,6 @@
 #include "rdma_webhook/codec/yaml.h"
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -370,6 +371,12 @@ SourceDocument ParseChunk(const Chunk& chunk, std::size_t index, DuplicateKeys d
                         record ? &doc.positions : nullptr);
     json value = converter.Convert(node, 0, "");
     if (!value.is_null()) doc.value = std::move(value);
+  } catch (const YAML::DeepRecursion& e) {
+    // yaml-cpp's own depth guard says only "bad file"; the document nests past our bound too.
+    const std::size_t line =
+        chunk.first_line + (e.mark.line >= 0 ? static_cast<std::size_t>(e.mark.line) : 0);
+    doc.error = "line " + std::to_string(line) + ": nesting deeper than " +
+                std::to_string(kMaxNestingDepth);
   } catch (const YAML::Exception& e) {
     const std::size_t line =
         chunk.first_line + (e.mark.line >= 0 ? static_cast<std::size_t>(e.mark.line) : 0);

@@ -1,30 +1,18 @@
 #include "rdma_webhook/server/file_watch.h"
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <functional>
-#include <sstream>
-#include <stdexcept>
+#include <utility>
 
 namespace rw::server {
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(path + ": " + std::strerror(errno));
-  std::ostringstream content;
-  content << in.rdbuf();
-  if (in.bad()) throw std::runtime_error(path + ": read error");
-  return content.str();
-}
-
-FileWatch::FileWatch(std::vector<std::string> paths) : paths_(std::move(paths)) {
+FileWatch::FileWatch(std::vector<std::string> paths, Env& env)
+    : env_(env), paths_(std::move(paths)) {
   for (const auto& p : paths_) seen_.push_back(Fingerprint(p));
 }
 
 std::optional<std::size_t> FileWatch::Fingerprint(const std::string& path) const {
   try {
-    const std::string content = ReadFile(path);
+    const std::string content = env_.ReadFile(path, FileKinds::kRegularOnly);
     // Size folded in so that a truncated rewrite is never mistaken for the old content.
     return std::hash<std::string>{}(content) ^ (content.size() * 0x9E3779B97F4A7C15ull);
   } catch (const std::exception&) {

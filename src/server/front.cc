@@ -17,7 +17,9 @@ constexpr int kNotFound = 404;
 constexpr int kMethodNotAllowed = 405;
 constexpr int kPayloadTooLarge = 413;
 constexpr int kUnsupportedMediaType = 415;
+constexpr int kNotImplemented = 501;
 constexpr int kServiceUnavailable = 503;
+constexpr int kBadRequest = 400;
 
 Answer Text(int status, std::string body) {
   Answer a;
@@ -54,7 +56,31 @@ bool IsJson(std::string_view content_type) {
 
 bool IsRead(std::string_view method) { return method == "GET" || method == "HEAD"; }
 
-std::string_view PathOf(std::string_view target) { return target.substr(0, target.find('?')); }
+bool StartsWithIgnoringCase(std::string_view text, std::string_view prefix) {
+  return text.size() >= prefix.size() && EqualsIgnoringCase(text.substr(0, prefix.size()), prefix);
+}
+
+// The path of a request target, without the query. The absolute form
+// (`https://host/mutate?x`), which RFC 9112 §3.2.2 says a server must accept, is reduced to
+// its path; an absolute form without a path is "/".
+std::string_view PathOf(std::string_view target) {
+  for (std::string_view scheme : {"https://", "http://"}) {
+    if (StartsWithIgnoringCase(target, scheme)) {
+      target.remove_prefix(scheme.size());
+      const auto slash = target.find_first_of("/?");
+      target = slash == std::string_view::npos || target[slash] == '?' ? std::string_view("/")
+                                                                       : target.substr(slash);
+      break;
+    }
+  }
+  return target.substr(0, target.find('?'));
+}
+
+std::string_view Trimmed(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+  return text;
+}
 
 }  // namespace
 
@@ -95,6 +121,45 @@ Answer BodyOverLimit(std::size_t max_body_bytes) {
                  "body is over the limit of " + std::to_string(max_body_bytes) + " bytes", true);
 }
 
+std::optional<Answer> FramingRefusal(const Request& head) {
+  if (head.host_fields > 1 || (head.host_fields == 0 && head.version >= 11)) {
+    return Refusal(kBadRequest,
+                   head.host_fields == 0 ? "an HTTP/1.1 request needs a Host header"
+                                         : "more than one Host header",
+                   true);
+  }
+  if (head.transfer_encoding.empty()) return std::nullopt;
+  // The codings in order; chunked must be the last one and only once.
+  std::string_view rest = head.transfer_encoding;
+  std::string_view last;
+  bool other = false;
+  std::size_t chunked = 0;
+  while (!rest.empty()) {
+    const auto comma = rest.find(',');
+    const std::string_view coding = Trimmed(rest.substr(0, comma));
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    if (coding.empty()) continue;
+    last = coding;
+    if (EqualsIgnoringCase(coding, "chunked")) {
+      ++chunked;
+    } else {
+      other = true;
+    }
+  }
+  if (!EqualsIgnoringCase(last, "chunked") || chunked != 1) {
+    return Refusal(kBadRequest,
+                   "Transfer-Encoding '" + head.transfer_encoding +
+                       "' does not end in chunked once; the body length cannot be known",
+                   true);
+  }
+  if (other) {
+    return Refusal(kNotImplemented,
+                   "Transfer-Encoding '" + head.transfer_encoding + "': only chunked is supported",
+                   true);
+  }
+  return std::nullopt;
+}
+
 Front::Front(std::size_t max_body_bytes, std::shared_ptr<const policy::Policy> policy,
              Metrics& metrics, admission::Webhook webhook)
     : max_body_bytes_(max_body_bytes),
@@ -102,8 +167,13 @@ Front::Front(std::size_t max_body_bytes, std::shared_ptr<const policy::Policy> p
       metrics_(metrics),
       webhook_(std::move(webhook)) {}
 
-std::optional<Answer> Front::Screen(const Request& head) const {
+Screening Front::Screen(const Request& head) const {
   const Route route = RouteOf(head.target);
+  return Screening{route, RefusalOf(route, head)};
+}
+
+std::optional<Answer> Front::RefusalOf(Route route, const Request& head) const {
+  if (auto refusal = FramingRefusal(head)) return refusal;
   const bool admission = route == Route::kMutate || route == Route::kValidate;
   if (route == Route::kUnknown) {
     return Refusal(kNotFound, "unknown path; use /mutate, /validate or /healthz");
@@ -119,12 +189,19 @@ std::optional<Answer> Front::Screen(const Request& head) const {
   if (admission && !IsJson(head.content_type)) {
     return Refusal(kUnsupportedMediaType, "content type must be application/json");
   }
+  // RFC 9110 §15.5.16: a content coding the server does not apply is a 415, not a body to
+  // parse as JSON.
+  const std::string_view coding = Trimmed(head.content_encoding);
+  if (admission && !coding.empty() && !EqualsIgnoringCase(coding, "identity")) {
+    return Refusal(kUnsupportedMediaType, "Content-Encoding '" + std::string(coding) +
+                                              "' is not supported; send the " + "body unencoded");
+  }
   return std::nullopt;
 }
 
-Answer Front::Respond(const Request& request) const {
-  if (auto refusal = Screen(request)) return std::move(*refusal);
-  const Route route = RouteOf(request.target);
+Answer Front::Decide(Screening screening, const Request& request) const {
+  if (screening.refusal) return std::move(*screening.refusal);
+  const Route route = screening.route;
   if (route == Route::kHealthz) return Text(kOk, "ok\n");
   const auto endpoint =
       route == Route::kMutate ? admission::Endpoint::kMutate : admission::Endpoint::kValidate;
@@ -138,6 +215,7 @@ Answer Front::Respond(const Request& request) const {
 }
 
 Answer Front::Probe(const Request& request) const {
+  if (auto refusal = FramingRefusal(request)) return std::move(*refusal);
   const std::string_view path = PathOf(request.target);
   if (path != "/healthz" && path != "/readyz" && path != "/metrics") {
     return Refusal(kNotFound, "unknown path; use /healthz, /readyz or /metrics");

@@ -13,6 +13,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "rdma_webhook/server/log.h"
+#include "rdma_webhook/server/policy_loader.h"
 
 namespace rw::server {
 namespace {
@@ -26,14 +27,9 @@ constexpr auto kTuple = net::as_tuple(net::use_awaitable);
 }  // namespace
 
 std::shared_ptr<const policy::Policy> ReadPolicy(const std::string& file) {
-  if (file.empty()) return std::make_shared<const policy::Policy>(policy::DefaultPolicy());
-  try {
-    return std::make_shared<const policy::Policy>(policy::ParsePolicyText(ReadFile(file)));
-  } catch (const policy::PolicyError& e) {
-    throw std::runtime_error("policy " + file + ": " + e.what());
-  } catch (const std::exception& e) {
-    throw std::runtime_error("policy " + std::string(e.what()));
-  }
+  PolicyLoad load = LoadPolicy(Env::Default(), file, FileKinds::kRegularOnly);
+  if (load.error) throw std::runtime_error("policy " + load.error->Message());
+  return std::move(load.policy);
 }
 
 Lifecycle::Lifecycle(net::io_context& ioc, const ServeOptions& options, Front& front,
@@ -46,16 +42,14 @@ Lifecycle::Lifecycle(net::io_context& ioc, const ServeOptions& options, Front& f
       metrics_(metrics),
       control_(net::make_strand(ioc)),
       signals_(ioc, SIGINT, SIGTERM, SIGHUP),
-      tls_files_{options.tls_cert, options.tls_key, options.client_ca} {
-  if (!options.policy_file.empty()) {
-    policy_watch_.emplace(std::vector<std::string>{options.policy_file});
-  }
+      tls_files_{options.tls_cert, options.tls_key, options.client_ca},
+      policy_reload_(Env::Default(), options.policy_file, front, metrics) {
   if (options.tls_cert.empty() || options.tls_key.empty()) {
     throw std::runtime_error("--tls-cert and --tls-key are required");
   }
-  auto context = MakeTlsContext(tls_files_);
-  metrics_.SetCertificateExpiry(CertificateNotAfter(*context));
-  listener_.UseTls(std::move(context));
+  TlsLoad tls = LoadTls(tls_files_, Env::Default());
+  metrics_.SetCertificateExpiry(tls.not_after);
+  listener_.UseTls(std::move(tls.context));
   std::vector<std::string> watched{tls_files_.cert, tls_files_.key};
   if (!tls_files_.client_ca.empty()) watched.push_back(tls_files_.client_ca);
   tls_watch_.emplace(std::move(watched));
@@ -66,34 +60,11 @@ void Lifecycle::Start() {
   net::co_spawn(control_, HandleSignals(), net::detached);
 }
 
-void Lifecycle::ReloadPolicy(std::string_view trigger) {
-  if (options_.policy_file.empty()) return;
-  try {
-    // Not ReadPolicy: the log line names the file in a field of its own.
-    auto policy = std::make_shared<const policy::Policy>(
-        policy::ParsePolicyText(ReadFile(options_.policy_file)));
-    const std::string previous = front_.policy()->hash;
-    const std::string hash = policy->hash;
-    front_.UsePolicy(std::move(policy));
-    metrics_.CountReload("policy", true);
-    log::Event(Level::kInfo, "policy reloaded",
-               {{"file", options_.policy_file},
-                {"trigger", trigger},
-                {"policyHash", hash},
-                {"previousPolicyHash", previous}});
-  } catch (const std::exception& e) {
-    metrics_.CountReload("policy", false);
-    log::Event(Level::kError, "policy reload failed; the previous policy stays in force",
-               {{"file", options_.policy_file}, {"trigger", trigger}, {"error", e.what()}});
-  }
-}
-
 void Lifecycle::ReloadTls(std::string_view trigger) {
   try {
-    auto context = MakeTlsContext(tls_files_);
-    const std::int64_t not_after = CertificateNotAfter(*context);
-    listener_.UseTls(std::move(context));
-    metrics_.SetCertificateExpiry(not_after);
+    TlsLoad tls = LoadTls(tls_files_, Env::Default());
+    listener_.UseTls(std::move(tls.context));
+    metrics_.SetCertificateExpiry(tls.not_after);
     metrics_.CountReload("tls", true);
     log::Event(Level::kInfo, "TLS certificate reloaded",
                {{"cert", tls_files_.cert}, {"key", tls_files_.key}, {"trigger", trigger}});
@@ -113,7 +84,7 @@ net::awaitable<void> Lifecycle::WatchFiles() {
     timer.expires_after(options_.reload_interval);
     auto [ec] = co_await timer.async_wait(kTuple);
     if (ec) co_return;
-    if (policy_watch_ && policy_watch_->Changed()) ReloadPolicy("file changed");
+    policy_reload_.Poll();
     if (tls_watch_ && tls_watch_->Changed()) ReloadTls("file changed");
   }
 }
@@ -123,7 +94,7 @@ net::awaitable<void> Lifecycle::HandleSignals() {
     auto [ec, signal] = co_await signals_.async_wait(kTuple);
     if (ec) co_return;
     if (signal == SIGHUP) {
-      ReloadPolicy("SIGHUP");
+      policy_reload_.Reload("SIGHUP");
       ReloadTls("SIGHUP");
       continue;
     }

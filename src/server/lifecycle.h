@@ -20,6 +20,7 @@
 #include "rdma_webhook/server/file_watch.h"
 #include "rdma_webhook/server/front.h"
 #include "rdma_webhook/server/metrics.h"
+#include "rdma_webhook/server/policy_reload.h"
 #include "rdma_webhook/server/serve.h"
 #include "tls.h"
 
@@ -43,7 +44,6 @@ class Lifecycle {
   boost::asio::awaitable<void> WatchFiles();
   boost::asio::awaitable<void> HandleSignals();
   boost::asio::awaitable<void> Drain();
-  void ReloadPolicy(std::string_view trigger);
   void ReloadTls(std::string_view trigger);
 
   boost::asio::io_context& ioc_;
@@ -55,7 +55,8 @@ class Lifecycle {
   boost::asio::strand<boost::asio::io_context::executor_type> control_;  // reloads, signals, drain
   boost::asio::signal_set signals_;
   TlsFiles tls_files_;
-  std::optional<FileWatch> policy_watch_, tls_watch_;
+  PolicyReload policy_reload_;
+  std::optional<FileWatch> tls_watch_;
 };
 
 }  // namespace rw::server

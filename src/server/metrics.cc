@@ -114,6 +114,11 @@ void Metrics::CountRefusedConnection() {
   ++refused_connections_;
 }
 
+void Metrics::CountConnectionError() {
+  std::lock_guard lock(mu_);
+  ++connection_errors_;
+}
+
 void Metrics::SetCertificateExpiry(std::int64_t not_after_unix_seconds) {
   std::lock_guard lock(mu_);
   certificate_not_after_ = not_after_unix_seconds;
@@ -150,6 +155,11 @@ std::string Metrics::Render() const {
       "--max-connections were open.\n# TYPE rdma_webhook_connections_refused_total counter\n"
       "rdma_webhook_connections_refused_total " +
       std::to_string(refused_connections_) + '\n';
+  out +=
+      "# HELP rdma_webhook_connection_errors_total Connections ended by an exception in the "
+      "server's I/O code.\n# TYPE rdma_webhook_connection_errors_total counter\n"
+      "rdma_webhook_connection_errors_total " +
+      std::to_string(connection_errors_) + '\n';
   Family(out, "rdma_webhook_reloads_total", "counter", "Reloads of watched files.", reloads_);
   if (certificate_not_after_) {
     out +=

@@ -17,6 +17,7 @@
 #include "rdma_webhook/server/connections.h"
 #include "rdma_webhook/server/front.h"
 #include "rdma_webhook/server/log.h"
+#include "rdma_webhook/server/memory_budget.h"
 #include "rdma_webhook/server/metrics.h"
 #include "sessions.h"
 
@@ -38,7 +39,8 @@ class Server {
         threads_(ThreadsFor(options)),
         connections_(FitConnectionLimit(options.max_connections), metrics_),
         front_(options.max_body_bytes, ReadPolicy(options.policy_file), metrics_),
-        sessions_{options_, front_, metrics_, connections_},
+        budget_(options.max_buffered_bytes),
+        sessions_{options_, front_, metrics_, connections_, budget_},
         ioc_(static_cast<int>(threads_)),
         listener_(ioc_, sessions_),
         lifecycle_(ioc_, options_, front_, listener_, connections_, metrics_) {
@@ -49,6 +51,13 @@ class Server {
   int Run();
 
  private:
+  // One thread's share of the io_context. A handler that throws (a Beast composed operation
+  // calling code that throws, such as its fields on an oversized line) unwinds out of run():
+  // uncaught on a pool thread that is std::terminate, SIGABRT for every connection. Caught
+  // here, only the connection whose handler threw ends (its coroutine is destroyed with the
+  // handler, closing its socket); it is counted and logged, and the thread runs on.
+  void RunLoop();
+
   // What sessions refer to comes before ioc_: destroying ioc_ destroys the sessions it still
   // holds (after a drain deadline), and their slots and guards reach back into these.
   const ServeOptions options_;
@@ -56,11 +65,29 @@ class Server {
   Metrics metrics_;
   Connections connections_;
   Front front_;
+  MemoryBudget budget_;
   const SessionContext sessions_;
   boost::asio::io_context ioc_;
   Listener listener_;
   Lifecycle lifecycle_;
 };
+
+void Server::RunLoop() {
+  for (;;) {
+    try {
+      ioc_.run();
+      return;
+    } catch (const std::exception& e) {
+      metrics_.CountConnectionError();
+      log::Event(Level::kError, "a connection's I/O threw; connection closed",
+                 {{"error", e.what()}});
+    } catch (...) {
+      metrics_.CountConnectionError();
+      log::Event(Level::kError, "a connection's I/O threw; connection closed",
+                 {{"error", "unknown exception"}});
+    }
+  }
+}
 
 int Server::Run() {
   listener_.Start();
@@ -70,6 +97,7 @@ int Server::Run() {
     log::Event(Level::kWarn, "--max-connections lowered to what the descriptor limit allows",
                {{"requested", options_.max_connections},
                 {"maxConnections", connections_.limit()},
+                {"maxBufferedBytes", budget_.capacity()},
                 {"descriptorHeadroom", kDescriptorHeadroom}});
   }
   log::Event(Level::kInfo, "serving",
@@ -77,12 +105,13 @@ int Server::Run() {
               {"probeListen", listener_.ProbeAddress()},
               {"threads", threads_},
               {"maxConnections", connections_.limit()},
+              {"maxBufferedBytes", budget_.capacity()},
               {"policy", options_.policy_file.empty() ? "embedded default" : options_.policy_file},
               {"policyHash", front_.policy()->hash},
               {"clientCertificates", !options_.client_ca.empty()}});
   std::vector<std::thread> pool;
-  for (unsigned i = 1; i < threads_; ++i) pool.emplace_back([this] { ioc_.run(); });
-  ioc_.run();
+  for (unsigned i = 1; i < threads_; ++i) pool.emplace_back([this] { RunLoop(); });
+  RunLoop();
   for (auto& t : pool) t.join();
   log::Event(Level::kInfo, "stopped");
   return 0;

@@ -6,11 +6,13 @@
 // them twice (53 s of CPU instead of 42 s on the 2-core machine).
 #include "sessions.h"
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <utility>
 
@@ -18,12 +20,14 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 
+#include "http_request.h"
 #include "rdma_webhook/server/log.h"
 
 namespace rw::server {
@@ -38,39 +42,29 @@ using Clock = std::chrono::steady_clock;
 using log::Level;
 
 constexpr auto kTuple = net::as_tuple(net::use_awaitable);
-// API servers send a handful of short headers; 16 KiB leaves room for proxies' additions.
-constexpr std::uint32_t kHeaderLimit = 16 * 1024;
 // After a 413 the client may still be sending. Closing with unread bytes makes the kernel send
 // RST, which can destroy the answer before the client reads it, so read (and drop) a bounded
 // amount for a bounded time first.
 constexpr std::size_t kDiscardLimit = 8 * 1024 * 1024;
 constexpr auto kDiscardTime = std::chrono::seconds(1);
+// How often a request waiting for room under --max-buffered-bytes tries again.
+constexpr auto kLeaseRetry = std::chrono::milliseconds(5);
 constexpr int kBadRequest = 400;
-// Kubelet's probes and metrics scrapes send small requests.
-constexpr std::uint32_t kProbeHeaderLimit = 8 * 1024;
-constexpr std::uint64_t kProbeBodyLimit = 4096;
+constexpr int kServiceUnavailable = 503;
 
-// The front's Answer as the response a session writes.
-http::response<http::string_body> ResponseFor(Answer answer, unsigned version, bool keep_alive) {
+// The front's Answer as the response a session writes. The answer to HEAD has the header
+// fields GET's would have, Content-Length included, and no content (RFC 9110 §9.3.2): a body
+// there would be read as the start of the next answer on the connection.
+http::response<http::string_body> ResponseFor(Answer answer, unsigned version, bool keep_alive,
+                                              bool head = false) {
   http::response<http::string_body> response{static_cast<http::status>(answer.status), version};
   response.set(http::field::content_type, answer.content_type);
   if (!answer.allow.empty()) response.set(http::field::allow, answer.allow);
   response.body() = std::move(answer.body);
   response.keep_alive(keep_alive);
   response.prepare_payload();
+  if (head) std::string().swap(response.body());
   return response;
-}
-
-// The front's view of a request Beast has parsed (the head, and the body once read).
-Request RequestOf(const http::request_parser<http::string_body>& parser) {
-  const auto& message = parser.get();
-  Request request;
-  request.method = message.method_string();
-  request.target = message.target();
-  request.content_type = message[http::field::content_type];
-  if (parser.content_length()) request.content_length = *parser.content_length();
-  request.body = message.body();
-  return request;
 }
 
 const boost::system::error_category& HttpCategory() {
@@ -99,14 +93,15 @@ class TlsSession {
   beast::tcp_stream& transport() { return beast::get_lowest_layer(stream_); }
   net::awaitable<bool> Detect();
   net::awaitable<bool> ServeRequest();
-  net::awaitable<bool> Write(Answer answer, unsigned version, bool keep_alive);
+  net::awaitable<bool> Write(Answer answer, unsigned version, bool keep_alive, bool head = false);
   net::awaitable<void> Discard();
+  net::awaitable<std::optional<MemoryBudget::Lease>> AwaitLease(std::size_t cost);
 
   std::shared_ptr<ssl::context> tls_;  // the context in force at accept; outlives the stream
   beast::ssl_stream<beast::tcp_stream> stream_;
   Connections::Slot slot_;
   const SessionContext& context_;
-  beast::flat_buffer buffer_;
+  beast::flat_buffer buffer_{kReadBufferLimit};
   bool idle_ = false;  // waiting for the first byte of a request; only touched on the strand
 };
 
@@ -158,6 +153,7 @@ net::awaitable<void> TlsSession::Run() {
     transport().expires_after(kTlsShutdownTime);
     co_await stream_.async_shutdown(kTuple);
   } catch (const std::exception& e) {
+    context_.metrics.CountConnectionError();
     log::Event(Level::kError, "connection failed", {{"error", e.what()}});
   }
   boost::system::error_code ignored;
@@ -198,16 +194,20 @@ net::awaitable<bool> TlsSession::ServeRequest() {
   } inflight{metrics};
 
   const auto& request = parser.get();
-  const std::string_view endpoint = EndpointLabel(RouteOf(request.target()));
+  // Route and refusal from the head, once: the label, the early answer and the decision use it.
+  Screening screening = front.Screen(RequestOf(parser));
+  const std::string_view endpoint = EndpointLabel(screening.route);
   auto finish = [&](const Answer& a) {
     metrics.CountRequest(endpoint, a.status,
                          std::chrono::duration<double>(Clock::now() - start).count());
   };
+  // RFC 9110 §10.1.1: an HTTP/1.0 client cannot read a 100; its expectation is ignored.
+  const bool expects_continue =
+      request.version() >= 11 && beast::iequals(request[http::field::expect], "100-continue");
   if (!parser.is_done()) {
-    std::optional<Answer> early = front.Screen(RequestOf(parser));
-    const bool expects_continue = beast::iequals(request[http::field::expect], "100-continue");
+    std::optional<Answer>& early = screening.refusal;
     const bool over_limit = parser.content_length() && *parser.content_length() > max_body;
-    if (early && (over_limit || expects_continue)) {
+    if (early && (over_limit || expects_continue || early->close)) {
       // Answer before the body: the client has not sent it (100-continue) or must not.
       early->close = true;
       finish(*early);
@@ -215,6 +215,26 @@ net::awaitable<bool> TlsSession::ServeRequest() {
       co_await Discard();
       co_return false;
     }
+  }
+  // Reserved before the body is read, held until the answer is written: what the body, the
+  // decision and the answer will hold. A chunked body has no declared length; it reserves as
+  // much as the limit lets it grow to.
+  const std::uint64_t body_bytes = parser.is_done() ? 0
+                                   : parser.content_length()
+                                       ? std::min<std::uint64_t>(*parser.content_length(), max_body)
+                                       : max_body;
+  std::optional<MemoryBudget::Lease> lease = co_await AwaitLease(RequestCost(body_bytes));
+  if (!lease) {
+    Answer busy = Refusal(kServiceUnavailable,
+                          "server busy: the requests in flight hold --max-buffered-bytes (" +
+                              std::to_string(context_.budget.capacity()) + " bytes); retry",
+                          true);
+    finish(busy);
+    co_await Write(std::move(busy), request.version(), false);
+    if (!parser.is_done()) co_await Discard();
+    co_return false;
+  }
+  if (!parser.is_done()) {
     if (expects_continue) {
       http::response<http::empty_body> go_on{http::status::continue_, request.version()};
       transport().expires_after(context_.options.write_timeout);
@@ -226,6 +246,16 @@ net::awaitable<bool> TlsSession::ServeRequest() {
     auto [body_ec, body_n] = co_await http::async_read(stream_, buffer_, parser, kTuple);
     if (body_ec == http::error::body_limit) {
       Answer a = BodyOverLimit(max_body);
+      finish(a);
+      co_await Write(std::move(a), request.version(), false);
+      co_await Discard();
+      co_return false;
+    }
+    if (body_ec == http::error::buffer_overflow) {
+      Answer a = Refusal(kBadRequest,
+                         "chunk line or trailer section over the limit of " +
+                             std::to_string(kReadBufferLimit) + " bytes",
+                         true);
       finish(a);
       co_await Write(std::move(a), request.version(), false);
       co_await Discard();
@@ -243,20 +273,39 @@ net::awaitable<bool> TlsSession::ServeRequest() {
       co_return false;
     }
   }
-  Answer answer = front.Respond(RequestOf(parser));
+  Answer answer = front.Decide(std::move(screening), RequestOf(parser));
   const unsigned version = request.version();
   const bool keep_alive = request.keep_alive();
+  const bool head = request.method() == http::verb::head;
+  // The body is not needed while the answer is written, which takes as long as the client
+  // makes it (up to the write deadline): only the answer stays held.
+  std::string().swap(parser.get().body());
   finish(answer);
-  co_return co_await Write(std::move(answer), version, keep_alive);
+  co_return co_await Write(std::move(answer), version, keep_alive, head);
 }
 
 // Writes one answer; true when the connection may carry another request.
-net::awaitable<bool> TlsSession::Write(Answer answer, unsigned version, bool keep_alive) {
+net::awaitable<bool> TlsSession::Write(Answer answer, unsigned version, bool keep_alive,
+                                       bool head) {
   const bool keep = keep_alive && !answer.close && !context_.connections.draining();
-  auto response = ResponseFor(std::move(answer), version, keep);
+  auto response = ResponseFor(std::move(answer), version, keep, head);
   transport().expires_after(context_.options.write_timeout);
   auto [ec, n] = co_await http::async_write(stream_, response, kTuple);
   co_return !ec && keep;
+}
+
+// A lease of `cost` from the budget, waiting while other requests hold it, for at most the
+// header deadline: a burst of large reviews is served in turn rather than refused.
+net::awaitable<std::optional<MemoryBudget::Lease>> TlsSession::AwaitLease(std::size_t cost) {
+  const auto deadline = Clock::now() + context_.options.header_timeout;
+  net::steady_timer timer(stream_.get_executor());
+  for (;;) {
+    if (auto lease = context_.budget.Reserve(cost)) co_return lease;
+    if (Clock::now() >= deadline) co_return std::nullopt;
+    timer.expires_after(kLeaseRetry);
+    auto [ec] = co_await timer.async_wait(kTuple);
+    if (ec) co_return std::nullopt;
+  }
 }
 
 net::awaitable<void> TlsSession::Discard() {
@@ -272,20 +321,26 @@ net::awaitable<void> TlsSession::Discard() {
 // A connection on the probe port: requests until the client closes or a deadline passes.
 net::awaitable<void> ProbeSession(tcp::socket socket, const SessionContext& context) {
   beast::tcp_stream stream(std::move(socket));
-  beast::flat_buffer buffer;
-  for (;;) {
-    http::request_parser<http::string_body> parser;
-    parser.header_limit(kProbeHeaderLimit);
-    parser.body_limit(kProbeBodyLimit);
-    stream.expires_after(context.options.header_timeout);
-    auto [ec, n] = co_await http::async_read(stream, buffer, parser, kTuple);
-    if (ec) break;
-    const bool keep_alive = parser.get().keep_alive();
-    auto response =
-        ResponseFor(context.front.Probe(RequestOf(parser)), parser.get().version(), keep_alive);
-    stream.expires_after(context.options.write_timeout);
-    auto [write_ec, written] = co_await http::async_write(stream, response, kTuple);
-    if (write_ec || !keep_alive) break;
+  beast::flat_buffer buffer{kProbeReadBufferLimit};
+  try {
+    for (;;) {
+      http::request_parser<http::string_body> parser;
+      parser.header_limit(kProbeHeaderLimit);
+      parser.body_limit(kProbeBodyLimit);
+      stream.expires_after(context.options.header_timeout);
+      auto [ec, n] = co_await http::async_read(stream, buffer, parser, kTuple);
+      if (ec) break;
+      Answer answer = context.front.Probe(RequestOf(parser));
+      const bool keep_alive = parser.get().keep_alive() && !answer.close;
+      auto response = ResponseFor(std::move(answer), parser.get().version(), keep_alive,
+                                  parser.get().method() == http::verb::head);
+      stream.expires_after(context.options.write_timeout);
+      auto [write_ec, written] = co_await http::async_write(stream, response, kTuple);
+      if (write_ec || !keep_alive) break;
+    }
+  } catch (const std::exception& e) {
+    context.metrics.CountConnectionError();
+    log::Event(Level::kError, "probe connection failed", {{"error", e.what()}});
   }
   boost::system::error_code ignored;
   stream.socket().shutdown(tcp::socket::shutdown_send, ignored);

@@ -9,6 +9,7 @@
 
 #include "rdma_webhook/server/connections.h"
 #include "rdma_webhook/server/front.h"
+#include "rdma_webhook/server/memory_budget.h"
 #include "rdma_webhook/server/metrics.h"
 #include "rdma_webhook/server/serve.h"
 
@@ -24,6 +25,7 @@ struct SessionContext {
   const Front& front;
   Metrics& metrics;
   Connections& connections;
+  MemoryBudget& budget;  // what requests in flight hold, all connections together
 };
 
 // A connection on the webhook port: detects plain HTTP, does the TLS handshake with `tls` (the

@@ -1,13 +1,17 @@
 #include "tls.h"
 
+#include <chrono>
 #include <cstring>
 #include <stdexcept>
 
+#include <openssl/bio.h>
 #include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
-#include "rdma_webhook/server/file_watch.h"
+#include "rdma_webhook/server/env.h"
 
 namespace rw::server {
 namespace {
@@ -54,10 +58,21 @@ int SelectAlpn(SSL*, const unsigned char** out, unsigned char* outlen, const uns
 // Startup and reload messages say which of the files is at fault, not only its path.
 std::string ReadPem(const std::string& path, const char* role) {
   try {
-    return ReadFile(path);
+    return ReadBounded(path, FileKinds::kRegularOnly);
   } catch (const std::exception& e) {
     throw std::runtime_error(std::string(role) + " " + e.what());
   }
+}
+
+bool IsPemPrivateKey(const std::string& pem) {
+  BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
+  if (bio == nullptr) return false;
+  EVP_PKEY* pkey = PEM_read_bio_PrivateKey(bio, nullptr, nullptr, nullptr);
+  BIO_free(bio);
+  ERR_clear_error();
+  if (pkey == nullptr) return false;
+  EVP_PKEY_free(pkey);
+  return true;
 }
 
 void Check(bool ok, const std::string& what) {
@@ -92,7 +107,15 @@ std::shared_ptr<ssl::context> MakeTlsContext(const TlsFiles& files) {
     throw std::runtime_error(files.cert +
                              ": not a usable PEM certificate chain: " + OpenSslError());
   ctx->use_private_key(boost::asio::buffer(key), ssl::context::pem, ec);
-  if (ec) throw std::runtime_error(files.key + ": not a usable PEM private key: " + OpenSslError());
+  if (ec) {
+    // OpenSSL refuses a key that does not match the certificate already set, leaving nothing
+    // in its error queue to say so ("unknown OpenSSL error"): say it when the key itself reads.
+    if (IsPemPrivateKey(key)) {
+      throw std::runtime_error(files.key + ": private key does not match certificate " +
+                               files.cert);
+    }
+    throw std::runtime_error(files.key + ": not a usable PEM private key: " + OpenSslError());
+  }
   if (SSL_CTX_check_private_key(native) != 1) {
     throw std::runtime_error(files.key + ": private key does not match certificate " + files.cert);
   }
@@ -122,6 +145,21 @@ std::int64_t CertificateNotAfter(const boost::asio::ssl::context& context) {
   ASN1_TIME_free(epoch);
   if (!ok) throw std::runtime_error("TLS certificate notAfter unreadable: " + OpenSslError());
   return static_cast<std::int64_t>(days) * 86400 + seconds;
+}
+
+TlsLoad LoadTls(const TlsFiles& files, Env& env) {
+  TlsLoad load;
+  load.context = MakeTlsContext(files);
+  load.not_after = CertificateNotAfter(*load.context);
+  const auto now =
+      std::chrono::duration_cast<std::chrono::seconds>(env.Now().time_since_epoch()).count();
+  if (load.not_after <= now) {
+    env.Log(log::Level::kWarn,
+            "the serving certificate has expired; clients will refuse every connection until it "
+            "is replaced",
+            {{"cert", files.cert}, {"notAfter", load.not_after}});
+  }
+  return load;
 }
 
 }  // namespace rw::server

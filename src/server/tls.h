@@ -7,6 +7,8 @@
 
 #include <boost/asio/ssl/context.hpp>
 
+#include "rdma_webhook/server/env.h"
+
 namespace rw::server {
 
 struct TlsFiles {
@@ -20,5 +22,14 @@ std::shared_ptr<boost::asio::ssl::context> MakeTlsContext(const TlsFiles& files)
 // notAfter of the leaf certificate a context serves, in Unix seconds (UTC). Throws
 // std::runtime_error when the context has no certificate or its time cannot be read.
 std::int64_t CertificateNotAfter(const boost::asio::ssl::context& context);
+
+// MakeTlsContext and the certificate's notAfter. A certificate already expired by `env`'s clock
+// is still served (a rotation replaces it without a restart), but every client will refuse it,
+// so it is logged through `env` as a warning naming the file and the time.
+struct TlsLoad {
+  std::shared_ptr<boost::asio::ssl::context> context;
+  std::int64_t not_after = 0;  // Unix seconds
+};
+TlsLoad LoadTls(const TlsFiles& files, Env& env);
 
 }  // namespace rw::server

@@ -113,6 +113,29 @@ def main():
               "bash\0-c\0export NCCL_SOCKET_IFNAME=eth0 && python train.py"]:
         write("nccl", v)
 
+    # Raw bytes of a connection (fuzz_http): request shapes of RFC 9112 with one of the reviews.
+    body = review({"uid": "http-0", "operation": "CREATE", "namespace": "hn",
+                   "object": objs[0] if objs else {}}).encode()
+
+    def post(path, data, *lines):
+        return (f"POST {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                + "".join(line + "\r\n" for line in lines)
+                + f"Content-Length: {len(data)}\r\n\r\n").encode() + data
+
+    def chunked(path, data, ext=b"", trailer=b""):
+        return (f"POST {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                "Transfer-Encoding: chunked\r\n\r\n").encode() + b"%x" % len(data) + ext \
+            + b"\r\n" + data + b"\r\n0\r\n" + trailer + b"\r\n"
+
+    for seed in [post("/mutate", body), post("/validate", body, "Expect: 100-continue"),
+                 chunked("/validate", body), chunked("/mutate", body, b";n=v", b"X-T: t\r\n"),
+                 b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nHEAD /healthz HTTP/1.1\r\nHost: x\r\n\r\n",
+                 b"GET /healthz HTTP/1.0\r\n\r\n",
+                 post("/validate", body, "Transfer-Encoding: gzip") + post("/validate", body),
+                 post("https://localhost/validate", body, "Connection: close"),
+                 post("/mutate", b"{}", "Content-Encoding: gzip")]:
+        write("http", seed)
+
 
 if __name__ == "__main__":
     main()

@@ -25,12 +25,12 @@ SECONDS_EACH="${FUZZ_SECONDS:-20}"
 runs_of() {  # about 20 s of each target on this 2-core machine
   case "$1" in
     webhook) echo 25000 ;; yaml) echo 40000 ;; policy) echo 120000 ;; nccl) echo 300000 ;;
-    mutate) echo 20000 ;;
+    mutate) echo 20000 ;; http) echo 30000 ;;
   esac
 }
 CXX="${FUZZ_CXX:-clang++-16}"
 TARGETS=("$@")
-((${#TARGETS[@]})) || TARGETS=(webhook yaml policy nccl mutate)
+((${#TARGETS[@]})) || TARGETS=(webhook yaml policy nccl mutate http)
 
 if [ -z "${FUZZ_NO_BUILD:-}" ]; then  # FUZZ_NO_BUILD=1: run what build-fuzz holds (parallel runs)
   command -v "$CXX" >/dev/null || { echo "fuzz: $CXX not found (scripts/setup.sh --test)" >&2; exit 1; }
@@ -47,6 +47,7 @@ dict_of() {  # the dictionary of a target
     yaml) echo "$HERE/dict/yaml.dict" ;;
     policy) cat "$HERE/dict/yaml.dict" "$HERE/dict/policy.dict" >"$BUILD/policy.dict" && echo "$BUILD/policy.dict" ;;
     nccl) echo "$HERE/dict/nccl.dict" ;;
+    http) echo "$HERE/dict/http.dict" ;;
   esac
 }
 

@@ -61,6 +61,16 @@ def test_review_without_object_is_400_echoing_uid(server):
     server.assert_serves()
 
 
+@pytest.mark.parametrize("tail", ["\0", "\0garbage"], ids=["nul", "nul-garbage"])
+def test_a_review_followed_by_a_nul_byte_is_400_echoing_uid(server, tail):
+    # The reader once took the NUL for the end of the body and answered the review 200.
+    status, _, data = server.request("POST", "/validate",
+                                     json.dumps(review(pod("rdma-host-a"), uid="nul")) + tail)
+    assert status == 400, data
+    assert json.loads(data)["response"]["uid"] == "nul"
+    server.assert_serves()
+
+
 @pytest.mark.parametrize("endpoint", ["/mutate", "/validate"])
 @pytest.mark.parametrize("number", ["1e400", "-1E+400", "1" + "0" * 400],
                          ids=["exponent", "negative", "digits"])

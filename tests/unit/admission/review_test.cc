@@ -98,6 +98,24 @@ INSTANTIATE_TEST_SUITE_P(
                       ""}),
     [](const auto& row) { return row.param.name; });
 
+TEST(DecodeReview, ANulByteIsMalformedEvenAfterAWholeReview) {
+  const std::string review =
+      Review({{"uid", "n-1"}, {"operation", "CREATE"}, {"object", kPod}}, kApiVersionV1beta1);
+  for (const std::string& tail : {std::string("\0", 1), std::string("\0garbage", 8)}) {
+    try {
+      DecodeReview(review + tail);
+      FAIL() << "decoded";
+    } catch (const DecodeError& e) {
+      EXPECT_NE(std::string(e.what()).find("NUL byte at offset " + std::to_string(review.size())),
+                std::string::npos)
+          << e.what();
+      EXPECT_EQ(e.uid(), "n-1");
+      EXPECT_EQ(e.api_version(), kApiVersionV1beta1);
+    }
+  }
+  EXPECT_THROW(DecodeReview(std::string("{\0}", 3)), DecodeError);
+}
+
 TEST(DecodeReview, ReadsV1) {
   const Request r = DecodeReview(Review({{"uid", "abc"},
                                          {"operation", "CREATE"},

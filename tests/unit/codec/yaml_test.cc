@@ -281,6 +281,16 @@ TEST(ParseStream, DeepNestingIsRefusedNotCrashed) {
   EXPECT_FALSE(ParseStream("a: " + yaml_deep)[0].error.empty());
 }
 
+TEST(ParseStream, DeepBlockNestingNamesTheBoundNotABadFile) {
+  // Block mappings nested past yaml-cpp's own depth guard: it said only "bad file".
+  std::string text = "a:\n";
+  for (int i = 1; i < 3000; ++i) text += std::string(static_cast<std::size_t>(i), ' ') + "b:\n";
+  const auto docs = ParseStream(text);
+  ASSERT_EQ(docs.size(), 1u);
+  EXPECT_NE(docs[0].error.find("nesting deeper than 512"), std::string::npos) << docs[0].error;
+  EXPECT_EQ(docs[0].error.find("bad file"), std::string::npos) << docs[0].error;
+}
+
 TEST(ToYaml, RoundTripsTrickyStrings) {
   const json v = {{"s", json::array({"off", "yes", "123", "", "~", "a: b", "x\ny", "- z", "#c"})},
                   {"n", 5},

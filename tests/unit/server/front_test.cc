@@ -111,7 +111,7 @@ class Refusals : public FrontTest, public ::testing::WithParamInterface<RefusalC
 TEST_P(Refusals, FromTheHeadAlone) {
   const RefusalCase& c = GetParam();
   const Request head = c.head.View();
-  const std::optional<Answer> screened = front_.Screen(head);
+  const std::optional<Answer> screened = front_.Screen(head).refusal;
   ASSERT_TRUE(screened.has_value());
   EXPECT_EQ(screened->status, c.status);
   EXPECT_EQ(screened->allow, c.allow);
@@ -161,7 +161,7 @@ void PrintTo(const AcceptedHead& row, std::ostream* out) { *out << row.name; }
 class AcceptedHeads : public FrontTest, public ::testing::WithParamInterface<AcceptedHead> {};
 
 TEST_P(AcceptedHeads, AreWorthReadingTheBodyOf) {
-  EXPECT_FALSE(front_.Screen(GetParam().head.View()).has_value());
+  EXPECT_FALSE(front_.Screen(GetParam().head.View()).refusal.has_value());
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -275,6 +275,78 @@ TEST(Front, RefusalBodiesStayJsonForAnyMessage) {
   EXPECT_EQ(over.status, 413);
   EXPECT_TRUE(over.close);
   EXPECT_NE(over.body.find(std::to_string(kLimit)), std::string::npos);
+}
+
+TEST(Routes, AcceptTheAbsoluteForm) {
+  // RFC 9112 §3.2.2: a server must accept the absolute form of a request target.
+  EXPECT_EQ(RouteOf("https://webhook.example:8443/mutate"), Route::kMutate);
+  EXPECT_EQ(RouteOf("HTTP://webhook/validate?timeout=10s"), Route::kValidate);
+  EXPECT_EQ(RouteOf("https://webhook"), Route::kUnknown);
+  EXPECT_EQ(RouteOf("https://webhook?/mutate"), Route::kUnknown);
+  EXPECT_EQ(RouteOf("/https://webhook/mutate"), Route::kUnknown);
+}
+
+Request Framed(std::string transfer_encoding, std::size_t host_fields = 1, unsigned version = 11) {
+  Request r = Post("/mutate", "{}");
+  r.transfer_encoding = std::move(transfer_encoding);
+  r.host_fields = host_fields;
+  r.version = version;
+  return r;
+}
+
+// RFC 9112 §6.1 and §6.3: a Transfer-Encoding that does not end in chunked leaves the body's
+// length unknown, so the rest of the connection could be a smuggled request: 400 and close,
+// on both ports. A coding other than chunked before it is one the server does not apply: 501.
+TEST(Framing, TransferEncodingMustEndInChunkedOnce) {
+  for (const char* te :
+       {"gzip", "xchunked", "identity", "chunked, gzip", "chunked, chunked", " , "}) {
+    SCOPED_TRACE(te);
+    const auto refusal = FramingRefusal(Framed(te));
+    ASSERT_TRUE(refusal.has_value());
+    EXPECT_EQ(refusal->status, 400);
+    EXPECT_TRUE(refusal->close);
+    EXPECT_NE(refusal->body.find("chunked"), std::string::npos);
+  }
+  const auto gzip_then_chunked = FramingRefusal(Framed("gzip, chunked"));
+  ASSERT_TRUE(gzip_then_chunked.has_value());
+  EXPECT_EQ(gzip_then_chunked->status, 501);
+  EXPECT_TRUE(gzip_then_chunked->close);
+  // RFC 9110 §5.6.1: empty list elements are allowed; codings are case-insensitive.
+  for (const char* te : {"chunked", "Chunked", "chunked,", " ,chunked "}) {
+    SCOPED_TRACE(te);
+    EXPECT_FALSE(FramingRefusal(Framed(te)).has_value());
+  }
+  EXPECT_FALSE(FramingRefusal(Framed("")).has_value());
+}
+
+// RFC 9112 §3.2: an HTTP/1.1 request without Host, or any request with two, is 400.
+TEST(Framing, HostOnceOnHttp11) {
+  EXPECT_EQ(FramingRefusal(Framed("", 0))->status, 400);
+  EXPECT_EQ(FramingRefusal(Framed("", 2))->status, 400);
+  EXPECT_EQ(FramingRefusal(Framed("", 2, 10))->status, 400);
+  EXPECT_FALSE(FramingRefusal(Framed("", 0, 10)).has_value());  // HTTP/1.0 has no Host
+  EXPECT_FALSE(FramingRefusal(Framed("", 1)).has_value());
+}
+
+TEST_F(FrontTest, FramingIsRefusedOnBothPorts) {
+  Request smuggling = Framed("gzip");
+  EXPECT_EQ(front_.Respond(smuggling).status, 400);
+  EXPECT_TRUE(front_.Respond(smuggling).close);
+  Request probe = Get("/healthz");
+  probe.host_fields = 2;
+  EXPECT_EQ(front_.Probe(probe).status, 400);
+  EXPECT_TRUE(front_.Probe(probe).close);
+}
+
+TEST_F(FrontTest, AContentCodingIs415) {
+  // RFC 9110 §15.5.16: a body in a coding the server does not apply is 415, not a JSON error.
+  Request gzip = Post("/mutate", "\x1f\x8b");
+  gzip.content_encoding = "gzip";
+  const Answer a = front_.Respond(gzip);
+  EXPECT_EQ(a.status, 415);
+  EXPECT_NE(a.body.find("gzip"), std::string::npos);
+  gzip.content_encoding = "identity";
+  EXPECT_FALSE(front_.Screen(gzip).refusal.has_value());
 }
 
 TEST(Routes, NameTheEndpointLabel) {

@@ -7,15 +7,15 @@
 #include <string>
 #include <vector>
 
-namespace rw::server {
+#include "rdma_webhook/server/env.h"
 
-// Reads a whole file. Throws std::runtime_error naming the file.
-std::string ReadFile(const std::string& path);
+namespace rw::server {
 
 class FileWatch {
  public:
-  // Records what the files hold now; Changed() reports differences from this point on.
-  explicit FileWatch(std::vector<std::string> paths);
+  // Records what the files hold now (read through `env`, regular files only, bounded);
+  // Changed() reports differences from this point on. `env` outlives the watch.
+  explicit FileWatch(std::vector<std::string> paths, Env& env = Env::Default());
 
   // True when some file's content (or readability) differs from the previous call. Not
   // thread-safe: one poller owns it.
@@ -24,6 +24,7 @@ class FileWatch {
  private:
   std::optional<std::size_t> Fingerprint(const std::string& path) const;
 
+  Env& env_;
   std::vector<std::string> paths_;
   std::vector<std::optional<std::size_t>> seen_;
 };

@@ -33,6 +33,11 @@ struct Request {
   std::string_view content_type;
   std::optional<std::uint64_t> content_length;  // as declared; absent for chunked bodies
   std::string_view body;                        // empty while only the head is read
+  unsigned version = 11;                        // 10 for HTTP/1.0, 11 for HTTP/1.1
+  // Every Transfer-Encoding field line, joined with ", " (empty: none sent).
+  std::string transfer_encoding;
+  std::string_view content_encoding;  // as sent; empty: none
+  std::size_t host_fields = 1;        // how many Host field lines the request had
 };
 
 // The paths of the TLS port.
@@ -45,6 +50,18 @@ std::string_view EndpointLabel(Route route);
 Answer Refusal(int status, std::string_view message, bool close = false);
 // 413 for a body found over the limit while reading it (chunked, or longer than declared).
 Answer BodyOverLimit(std::size_t max_body_bytes);
+// The refusal, on either port, of a head whose framing cannot be trusted: a Transfer-Encoding
+// whose last coding is not chunked (RFC 9112 §6.3: the length cannot be known, 400 and close),
+// one with a coding other than chunked (§6.1: 501 and close), a missing Host on HTTP/1.1 or more
+// than one Host (§3.2: 400). Each closes: what follows on the connection is not a request.
+std::optional<Answer> FramingRefusal(const Request& head);
+
+// What the head of a TLS-port request decides, once per request: its route (also the metrics
+// label) and the refusal it gets, if any.
+struct Screening {
+  Route route = Route::kUnknown;
+  std::optional<Answer> refusal;  // 404, 405, 413, 415, a framing refusal; none: read the body
+};
 
 class Front {
  public:
@@ -53,13 +70,14 @@ class Front {
   Front(std::size_t max_body_bytes, std::shared_ptr<const policy::Policy> policy, Metrics& metrics,
         admission::Webhook webhook = admission::Webhook());
 
-  // The refusal a TLS-port request gets from its head alone (404, 405, 413, 415), or nothing
-  // when its body is worth reading.
-  std::optional<Answer> Screen(const Request& head) const;
-  // The answer to a whole TLS-port request: Screen's refusal, /healthz, or the admission
-  // review's answer (counted and logged by the admission log). Thread-safe; never throws
-  // for any input.
-  Answer Respond(const Request& request) const;
+  // The route of a TLS-port request and the refusal it gets from its head alone.
+  Screening Screen(const Request& head) const;
+  // The answer to a whole TLS-port request whose head gave `screening`: its refusal,
+  // /healthz, or the admission review's answer (counted and logged by the admission log).
+  // Thread-safe; never throws for any input.
+  Answer Decide(Screening screening, const Request& request) const;
+  // Screen, then Decide.
+  Answer Respond(const Request& request) const { return Decide(Screen(request), request); }
   // The answer on the plain-HTTP probe port: /healthz, /readyz, /metrics.
   Answer Probe(const Request& request) const;
 
@@ -74,6 +92,8 @@ class Front {
   bool MarkTerminating() { return terminating_.exchange(true); }
 
  private:
+  std::optional<Answer> RefusalOf(Route route, const Request& head) const;
+
   std::size_t max_body_bytes_;
   std::atomic<std::shared_ptr<const policy::Policy>> policy_;
   Metrics& metrics_;

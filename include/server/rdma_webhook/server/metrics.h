@@ -30,6 +30,9 @@ class Metrics {
   // --max-connections were open (a flood, or a client leaking connections).
   void SetOpenConnections(std::size_t open);
   void CountRefusedConnection();
+  // A connection ended by an exception in the server's own I/O code rather than by an error
+  // code: a bug to report, never a reason for the process to end.
+  void CountConnectionError();
   // The serving certificate's notAfter, Unix seconds: set at startup and on every successful
   // TLS reload. Until set, rdma_webhook_certificate_expiry_timestamp_seconds is not rendered
   // (absent, not 0, so an expiry alert cannot fire on a process that has no certificate yet).
@@ -46,6 +49,7 @@ class Metrics {
   long long inflight_ = 0;
   std::size_t open_connections_ = 0;
   std::uint64_t refused_connections_ = 0;
+  std::uint64_t connection_errors_ = 0;
   std::optional<std::int64_t> certificate_not_after_;
 };
 

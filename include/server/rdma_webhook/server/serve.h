@@ -22,6 +22,12 @@ struct ServeOptions {
   // slow connections cannot take every descriptor. The API servers of a cluster keep far fewer
   // (one per concurrent review each). Lowered at start when RLIMIT_NOFILE cannot hold it.
   std::size_t max_connections = 1024;
+  // What the requests in flight may hold in memory in all (memory_budget.h: each reserves 64
+  // bytes per body byte plus 16 KiB from its head until its answer is written). A request that
+  // does not fit waits for others to end, up to the header deadline, then is answered 503 and
+  // closed; one alone always fits. 96 MiB leaves the chart's 256Mi limit room for 1024 idle
+  // TLS connections (about 100 KiB each) and the process itself.
+  std::size_t max_buffered_bytes = std::size_t{96} << 20;
   std::string log_format = "json", log_level = "info";
   std::chrono::milliseconds shutdown_delay{5000};
 
