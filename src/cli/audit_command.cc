@@ -151,7 +151,7 @@ int RunAudit(const AuditFlags& flags) {
   for (const auto& s : plan.served) listed.insert({s.kind->group, s.kind->kind});
 
   const bool text = flags.output == "text";
-  const bool color = text && isatty(STDOUT_FILENO) == 1;
+  const bool color = text && UseColor(STDOUT_FILENO);
   std::map<std::string, NamespaceSummary> namespaces;
   std::vector<Checked> results;  // sarif only: text prints as it goes, json is spooled
   std::optional<CheckJsonWriter> json_writer;
@@ -198,7 +198,7 @@ int RunAudit(const AuditFlags& flags) {
                           } else if (c.diagnosis.findings.empty()) {
                             // nothing to show in text or SARIF: the summary counts it
                           } else if (text) {
-                            PrintText(c, color);
+                            PrintText(c, color, false);
                           } else {
                             results.push_back(std::move(c));
                           }

@@ -1,5 +1,8 @@
 #include "common.h"
 
+#include <unistd.h>
+
+#include <cstdlib>
 #include <iostream>
 
 namespace rw::cli {
@@ -17,6 +20,19 @@ void AddManifestFlags(CLI::App& cmd, ManifestFlags& flags, const std::string& de
   cmd.add_option("--output,-o", flags.output, "output format")
       ->check(CLI::IsMember(outputs))
       ->capture_default_str();
+  cmd.add_option("--fail-on", flags.fail_on,
+                 "exit 1 on findings of this severity or worse (warning: warnings too)")
+      ->check(CLI::IsMember({"error", "warning"}))
+      ->capture_default_str();
+}
+
+bool FailsOn(const std::string& fail_on, rules::Severity severity) {
+  return severity == rules::Severity::kError || fail_on == "warning";
+}
+
+bool UseColor(int fd) {
+  const char* no_color = std::getenv("NO_COLOR");
+  return isatty(fd) == 1 && (no_color == nullptr || *no_color == '\0');
 }
 
 void RequireInputs(const ManifestFlags& flags) {
