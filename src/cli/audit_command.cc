@@ -133,7 +133,8 @@ int RunAudit(const AuditFlags& flags) {
   ClusterPolicy policy;
   KindPlan plan;
   try {
-    policy = ResolveClusterPolicy(flags.policy_file, flags.policy_configmap, flags.cluster);
+    policy = ResolveClusterPolicy(flags.policy_file, flags.policy_configmap, flags.cluster,
+                                  {flags.all_namespaces, flags.ns});
     plan = DiscoverKinds(*policy.policy, flags.cluster);
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";
