@@ -141,6 +141,8 @@ int RunAudit(const AuditFlags& flags) {
     return kExitError;
   }
   std::cerr << "note: policy: " << policy.from << "\n";
+  for (const auto& w : policy::ShadowedNamespaceEntries(*policy.policy))
+    std::cerr << "warning: " << policy.from << ": " << w << "\n";
   if (!plan.warning.empty())
     std::cerr << "warning: discovery was partial, kinds of the failing API groups are skipped: "
               << plan.warning << "\n";

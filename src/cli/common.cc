@@ -59,7 +59,10 @@ std::shared_ptr<const policy::Policy> LoadPolicy(const std::string& file) {
 
 std::shared_ptr<const policy::Policy> LoadPolicyOrReport(const std::string& file) {
   try {
-    return LoadPolicy(file);
+    auto loaded = LoadPolicy(file);
+    for (const auto& w : policy::ShadowedNamespaceEntries(*loaded))
+      std::cerr << "warning: " << file << ": " << w << "\n";
+    return loaded;
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";
     return nullptr;

@@ -28,6 +28,8 @@ void AddPolicyCommand(CLI::App& root, std::function<int()>& run) {
           const auto p = policy::ParsePolicyText(text);
           std::cout << file << ": valid (" << p.namespaces.size() << " namespace entries, hash "
                     << p.hash << ")\n";
+          for (const auto& w : policy::ShadowedNamespaceEntries(p))
+            std::cerr << "warning: " << file << ": " << w << "\n";
         } catch (const policy::PolicyError& e) {
           std::cerr << "error: " << file << ": " << e.what() << "\n";
           if (status == kExitOk) status = kExitFindings;

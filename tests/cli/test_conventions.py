@@ -165,3 +165,13 @@ def test_mutate_is_silent_about_what_it_changed_cleanly(write):
     r = rw("mutate", "-o", "patch", "--policy", POLICIES / "sriov.yaml", p)
     assert r.rc == 0 and r.out != "[]\n", r
     assert "note:" not in r.err and "error:" not in r.err, r
+
+
+def test_a_shadowed_namespace_entry_is_a_warning(write):
+    p = write("namespaces:\n  - {names: [team-*], mode: tcp}\n"
+              "  - {names: [team-a], mode: off}\n", "policy.yaml")
+    r = rw("policy", "validate", p)
+    assert r.rc == 0 and ": valid (2 namespace entries" in r.out, r
+    assert f"warning: {p}: namespaces[1]: never applies" in r.err, r
+    c = rw("check", "--policy", p, write(m.sriov(), "job.yaml"))
+    assert f"warning: {p}: namespaces[1]: never applies" in c.err, c

@@ -67,3 +67,44 @@ TEST(PolicyTraps, AConfigMapWithoutThePolicyKeyNamesTheKeysItHas) {
 
 }  // namespace
 }  // namespace rw::policy
+
+namespace rw::policy {
+namespace {
+
+TEST(PolicyTraps, AnEntryWhoseNamesAreAllMatchedEarlierNeverApplies) {
+  const auto p = ParsePolicyText(
+      "namespaces:\n"
+      "  - {names: [team-*], mode: tcp}\n"
+      "  - {names: [team-a, team-b], mode: off}\n"
+      "  - {names: [team-x*], mode: off}\n");
+  const auto w = ShadowedNamespaceEntries(p);
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_EQ(w[0].rfind("namespaces[1]: never applies", 0), 0u) << w[0];
+  EXPECT_EQ(w[1].rfind("namespaces[2]: never applies", 0), 0u) << w[1];
+}
+
+TEST(PolicyTraps, APartlyShadowedEntryNamesTheDeadName) {
+  const auto p = ParsePolicyText(
+      "namespaces:\n"
+      "  - {names: [team-a], mode: tcp}\n"
+      "  - {names: [team-a, team-b], mode: off}\n");
+  const auto w = ShadowedNamespaceEntries(p);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0],
+            "namespaces[1].names[0]: 'team-a' is matched first by namespaces[0] ('team-a'), so "
+            "this entry never applies to it");
+}
+
+TEST(PolicyTraps, UncertainGlobPairsAndTheDefaultAreNotReported) {
+  // `*-prod` and `team-*` overlap but neither covers the other: no warning on a guess.
+  const auto p = ParsePolicyText(
+      "namespaces:\n"
+      "  - {names: ['*-prod'], mode: tcp}\n"
+      "  - {names: [team-*], mode: off}\n"
+      "  - {names: [team], mode: off}\n");
+  EXPECT_TRUE(ShadowedNamespaceEntries(p).empty());
+  EXPECT_TRUE(ShadowedNamespaceEntries(DefaultPolicy()).empty());
+}
+
+}  // namespace
+}  // namespace rw::policy
