@@ -156,7 +156,7 @@ int RunAudit(const AuditFlags& flags) {
   const bool text = flags.output == "text";
   const bool color = text && UseColor(STDOUT_FILENO);
   std::map<std::string, NamespaceSummary> namespaces;
-  std::vector<Checked> results;  // sarif only: text prints as it goes, json is spooled
+  std::vector<Checked> results;  // sarif and junit: text prints as it goes, json is spooled
   std::optional<CheckJsonWriter> json_writer;
   if (flags.output == "json") json_writer.emplace();
   std::vector<InputError> errors_read;
@@ -198,6 +198,9 @@ int RunAudit(const AuditFlags& flags) {
                           ++objects;
                           if (json_writer) {
                             json_writer->Add(c);
+                          } else if (flags.output == "junit") {
+                            c.diagnosis.evidence.clear();     // JUnit shows only findings
+                            results.push_back(std::move(c));  // clean objects pass as cases
                           } else if (c.diagnosis.findings.empty()) {
                             // nothing to show in text or SARIF: the summary counts it
                           } else if (text) {
@@ -227,6 +230,8 @@ int RunAudit(const AuditFlags& flags) {
                                     {"kinds", KindsJson(plan)},
                                     {"policy", policy.from}};
     std::cout << out.dump(2) << "\n";
+  } else if (flags.output == "junit") {
+    std::cout << ToJunit(results, errors_read);
   } else {
     if (!namespaces.empty()) PrintSummaryTable(namespaces);
     std::cout << CountsLine(objects, "object", errors, warnings) << " in " << namespaces.size()
@@ -266,7 +271,7 @@ void AddAuditCommand(CLI::App& root, std::function<int()>& run) {
   cmd->add_flag("--include-owned", flags->include_owned,
                 "also judge objects a listed workload controls (its Pods, ReplicaSets, Jobs)");
   cmd->add_option("--output,-o", flags->output, "output format")
-      ->check(CLI::IsMember({"text", "json", "sarif"}))
+      ->check(CLI::IsMember({"text", "json", "sarif", "junit"}))
       ->capture_default_str();
   cmd->callback([flags, &run] { run = [flags] { return RunAudit(*flags); }; });
 }

@@ -1,7 +1,10 @@
 """`audit -n NS` finds the chart's policy without rights beyond NS: it looks in NS first, lists
 ConfigMaps in all namespaces only when NS has none, and a Forbidden there names the flags that
 name the policy instead (docs/audit.md)."""
-from test_audit import LENIENT, bad_pod, cluster, configmap, kubectl_list  # noqa: F401
+import xml.etree.ElementTree as ET
+
+from test_audit import (LENIENT, bad_pod, cluster, configmap, good_pod,  # noqa: F401
+                        kubectl_list)
 
 NS_FIRST = ["get", "configmaps", "--namespace", "team-a"]
 
@@ -47,3 +50,13 @@ def test_all_namespaces_lists_cluster_wide_at_once(cluster):
     assert r.rc == 1, r
     calls = configmap_calls(cluster)
     assert len(calls) == 1 and "--all-namespaces" in calls[0], calls
+
+
+def test_audit_writes_junit_with_a_case_per_object(cluster):
+    cluster.workloads([bad_pod("a", "team-a"), good_pod("b", "team-a")])
+    r = cluster.audit("-A", "-o", "junit")
+    assert r.rc == 1, r
+    cases = ET.fromstring(r.out).findall(".//testcase")
+    assert len(cases) == 2, r.out
+    failed = [c for c in cases if c.find("failure") is not None]
+    assert len(failed) == 1 and "ipc-lock-missing" in failed[0].find("failure").text, r.out
