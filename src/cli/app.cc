@@ -61,6 +61,7 @@ int Run(int argc, char** argv) {
   AddPolicyCommand(app, run);
   AddVersionCommand(app, run);
   AddRulesCommand(app, run);
+  AddCompletionCommand(app, run);
   bool show_version = false;
   app.add_flag("--version", show_version, "print the version and exit (`version` says more)");
   // A bare `rdma-webhook` asks what there is: its help, not an error.

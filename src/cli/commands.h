@@ -12,4 +12,5 @@ void AddVersionCommand(CLI::App& root, std::function<int()>& run);
 void AddServeCommand(CLI::App& root, std::function<int()>& run);
 void AddRulesCommand(CLI::App& root, std::function<int()>& run);
 void AddAuditCommand(CLI::App& root, std::function<int()>& run);
+void AddCompletionCommand(CLI::App& root, std::function<int()>& run);
 }  // namespace rw::cli

@@ -175,3 +175,25 @@ def test_a_shadowed_namespace_entry_is_a_warning(write):
     assert f"warning: {p}: namespaces[1]: never applies" in r.err, r
     c = rw("check", "--policy", p, write(m.sriov(), "job.yaml"))
     assert f"warning: {p}: namespaces[1]: never applies" in c.err, c
+
+
+def complete(words):
+    """COMPREPLY of the bash completion script for the words typed so far (last: the current)."""
+    script = rw("completion", "bash")
+    assert script.rc == 0, script
+    quoted = " ".join("'" + w + "'" for w in words)
+    proc = subprocess.run(
+        ["bash", "-c", script.out + f"\nCOMP_WORDS=({quoted}); COMP_CWORD={len(words) - 1}; "
+         "_rdma_webhook; printf '%s\\n' \"${COMPREPLY[@]}\""],
+        capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    return set(proc.stdout.split())
+
+
+def test_bash_completion_knows_the_commands_and_their_flags():
+    assert complete(["rdma-webhook", "c"]) == {"check", "completion"}
+    assert complete(["rdma-webhook", "ch"]) == {"check"}
+    assert {"--fail-on", "--filename"} <= complete(["rdma-webhook", "check", "--f"])
+    assert "--fail-on" not in complete(["rdma-webhook", "audit", "--f"])
+    assert complete(["rdma-webhook", "policy", "v"]) == {"validate"}
+    assert complete(["kubectl-rdma", "mutate", "job.yaml", "-o"]) == {"-o"}
