@@ -26,6 +26,7 @@ using rules::Severity;
 struct AuditFlags {
   bool all_namespaces = false;
   std::string ns;  // empty: kubectl's current namespace
+  std::string fail_on = "error";
   std::string selector;
   ClusterFlags cluster;
   std::string policy_file;
@@ -248,7 +249,8 @@ int RunAudit(const AuditFlags& flags) {
   }
   PrintInputErrors(errors_read);
   if (!errors_read.empty()) return kExitError;
-  return errors > 0 ? kExitFindings : kExitOk;
+  return errors > 0 || (warnings > 0 && FailsOn(flags.fail_on, Severity::kWarning)) ? kExitFindings
+                                                                                    : kExitOk;
 }
 
 }  // namespace
@@ -270,6 +272,10 @@ void AddAuditCommand(CLI::App& root, std::function<int()>& run) {
       ->excludes(file);
   cmd->add_flag("--include-owned", flags->include_owned,
                 "also judge objects a listed workload controls (its Pods, ReplicaSets, Jobs)");
+  cmd->add_option("--fail-on", flags->fail_on,
+                  "exit 1 on findings of this severity or worse (warning: warnings too)")
+      ->check(CLI::IsMember({"error", "warning"}))
+      ->capture_default_str();
   cmd->add_option("--output,-o", flags->output, "output format")
       ->check(CLI::IsMember({"text", "json", "sarif", "junit"}))
       ->capture_default_str();

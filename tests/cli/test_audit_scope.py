@@ -60,3 +60,13 @@ def test_audit_writes_junit_with_a_case_per_object(cluster):
     assert len(cases) == 2, r.out
     failed = [c for c in cases if c.find("failure") is not None]
     assert len(failed) == 1 and "ipc-lock-missing" in failed[0].find("failure").text, r.out
+
+
+def test_audit_fail_on_warning(cluster):
+    warned = good_pod("w", "team-a")
+    for c in warned["spec"]["containers"]:
+        c.pop("volumeMounts", None)
+    warned["spec"].pop("volumes", None)  # shm-too-small: a warning only
+    cluster.workloads([warned])
+    assert cluster.audit("-A").rc == 0
+    assert cluster.audit("-A", "--fail-on", "warning").rc == 1
