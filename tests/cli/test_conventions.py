@@ -194,6 +194,7 @@ def test_bash_completion_knows_the_commands_and_their_flags():
     assert complete(["rdma-webhook", "c"]) == {"check", "completion"}
     assert complete(["rdma-webhook", "ch"]) == {"check"}
     assert {"--fail-on", "--filename"} <= complete(["rdma-webhook", "check", "--f"])
-    assert "--fail-on" not in complete(["rdma-webhook", "audit", "--f"])
+    assert complete(["rdma-webhook", "check", "--ve"]) == {"--verbose"}
+    assert complete(["rdma-webhook", "audit", "--ve"]) == set()  # audit has no --verbose
     assert complete(["rdma-webhook", "policy", "v"]) == {"validate"}
     assert complete(["kubectl-rdma", "mutate", "job.yaml", "-o"]) == {"-o"}
