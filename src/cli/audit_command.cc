@@ -26,6 +26,7 @@ using rules::Severity;
 struct AuditFlags {
   bool all_namespaces = false;
   std::string ns;  // empty: kubectl's current namespace
+  std::string fail_on = "error";
   std::string selector;
   ClusterFlags cluster;
   std::string policy_file;
@@ -133,13 +134,16 @@ int RunAudit(const AuditFlags& flags) {
   ClusterPolicy policy;
   KindPlan plan;
   try {
-    policy = ResolveClusterPolicy(flags.policy_file, flags.policy_configmap, flags.cluster);
+    policy = ResolveClusterPolicy(flags.policy_file, flags.policy_configmap, flags.cluster,
+                                  {flags.all_namespaces, flags.ns});
     plan = DiscoverKinds(*policy.policy, flags.cluster);
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";
     return kExitError;
   }
   std::cerr << "note: policy: " << policy.from << "\n";
+  for (const auto& w : policy::ShadowedNamespaceEntries(*policy.policy))
+    std::cerr << "warning: " << policy.from << ": " << w << "\n";
   if (!plan.warning.empty())
     std::cerr << "warning: discovery was partial, kinds of the failing API groups are skipped: "
               << plan.warning << "\n";
@@ -151,9 +155,9 @@ int RunAudit(const AuditFlags& flags) {
   for (const auto& s : plan.served) listed.insert({s.kind->group, s.kind->kind});
 
   const bool text = flags.output == "text";
-  const bool color = text && isatty(STDOUT_FILENO) == 1;
+  const bool color = text && UseColor(STDOUT_FILENO);
   std::map<std::string, NamespaceSummary> namespaces;
-  std::vector<Checked> results;  // sarif only: text prints as it goes, json is spooled
+  std::vector<Checked> results;  // sarif and junit: text prints as it goes, json is spooled
   std::optional<CheckJsonWriter> json_writer;
   if (flags.output == "json") json_writer.emplace();
   std::vector<InputError> errors_read;
@@ -195,10 +199,13 @@ int RunAudit(const AuditFlags& flags) {
                           ++objects;
                           if (json_writer) {
                             json_writer->Add(c);
+                          } else if (flags.output == "junit") {
+                            c.diagnosis.evidence.clear();     // JUnit shows only findings
+                            results.push_back(std::move(c));  // clean objects pass as cases
                           } else if (c.diagnosis.findings.empty()) {
                             // nothing to show in text or SARIF: the summary counts it
                           } else if (text) {
-                            PrintText(c, color);
+                            PrintText(c, color, false);
                           } else {
                             results.push_back(std::move(c));
                           }
@@ -224,6 +231,8 @@ int RunAudit(const AuditFlags& flags) {
                                     {"kinds", KindsJson(plan)},
                                     {"policy", policy.from}};
     std::cout << out.dump(2) << "\n";
+  } else if (flags.output == "junit") {
+    std::cout << ToJunit(results, errors_read);
   } else {
     if (!namespaces.empty()) PrintSummaryTable(namespaces);
     std::cout << CountsLine(objects, "object", errors, warnings) << " in " << namespaces.size()
@@ -240,7 +249,8 @@ int RunAudit(const AuditFlags& flags) {
   }
   PrintInputErrors(errors_read);
   if (!errors_read.empty()) return kExitError;
-  return errors > 0 ? kExitFindings : kExitOk;
+  return errors > 0 || (warnings > 0 && FailsOn(flags.fail_on, Severity::kWarning)) ? kExitFindings
+                                                                                    : kExitOk;
 }
 
 }  // namespace
@@ -262,8 +272,12 @@ void AddAuditCommand(CLI::App& root, std::function<int()>& run) {
       ->excludes(file);
   cmd->add_flag("--include-owned", flags->include_owned,
                 "also judge objects a listed workload controls (its Pods, ReplicaSets, Jobs)");
+  cmd->add_option("--fail-on", flags->fail_on,
+                  "exit 1 on findings of this severity or worse (warning: warnings too)")
+      ->check(CLI::IsMember({"error", "warning"}))
+      ->capture_default_str();
   cmd->add_option("--output,-o", flags->output, "output format")
-      ->check(CLI::IsMember({"text", "json", "sarif"}))
+      ->check(CLI::IsMember({"text", "json", "sarif", "junit"}))
       ->capture_default_str();
   cmd->callback([flags, &run] { run = [flags] { return RunAudit(*flags); }; });
 }

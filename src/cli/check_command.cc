@@ -15,7 +15,12 @@ namespace {
 using nlohmann::json;
 using rules::Severity;
 
-int RunCheck(const ManifestFlags& flags) {
+struct CheckFlags : ManifestFlags {
+  bool verbose = false;  // every document's block, clean ones too
+  bool quiet = false;    // only the finding lines that fail (--fail-on), no blocks, no summary
+};
+
+int RunCheck(const CheckFlags& flags) {
   const auto policy = LoadPolicyOrReport(flags.policy_file);
   if (!policy) return kExitError;
   // Text is printed as each document is judged; the machine formats are one document written at
@@ -25,26 +30,31 @@ int RunCheck(const ManifestFlags& flags) {
   if (flags.output == "json") json_writer.emplace();
   std::vector<InputError> errors_read;
   const bool text = flags.output == "text";
-  const bool color = text && isatty(STDOUT_FILENO) == 1;
+  const bool color = text && UseColor(STDOUT_FILENO);
   // Positions only where they are shown: text, SARIF and JUnit (not JSON, whose pointers suffice).
   const auto positions =
       flags.output == "json" ? codec::Positions::kSkip : codec::Positions::kRecord;
   bool any_document = false;
-  std::size_t documents = 0, errors = 0, warnings = 0;
+  std::size_t documents = 0, errors = 0, warnings = 0, failing = 0, unreadable = 0;
   ForEachInput(ManifestInputs(flags), positions, [&](InputDocument&& doc) {
     if (!doc.object) {
+      unreadable += doc.whole_file ? 0 : 1;  // a missing file is no document
       errors_read.push_back({doc.source, doc.error, doc.file});
       return;
     }
     any_document = true;
     const std::string source = doc.source, file = doc.file;  // `doc` is moved into Judge
     try {
-      Checked c = Judge(std::move(doc), *policy, flags.ns, text);
+      Checked c = Judge(std::move(doc), *policy, flags.ns, text && !flags.quiet);
       ++documents;
       errors += c.diagnosis.Count(Severity::kError);
       warnings += c.diagnosis.Count(Severity::kWarning);
-      if (text) {
-        PrintText(c, color);
+      for (const auto& f : c.diagnosis.findings) failing += FailsOn(flags.fail_on, f.severity);
+      if (text && flags.quiet) {
+        for (const auto& f : c.diagnosis.findings)
+          if (FailsOn(flags.fail_on, f.severity)) std::cout << FindingLine(c, f, color) << "\n";
+      } else if (text) {
+        PrintText(c, color, flags.verbose);
       } else if (json_writer) {
         json_writer->Add(c);
       } else if (flags.output == "junit" || !c.diagnosis.findings.empty()) {
@@ -52,6 +62,7 @@ int RunCheck(const ManifestFlags& flags) {
         results.push_back(std::move(c));
       }
     } catch (const workload::ManifestError& e) {
+      ++unreadable;
       errors_read.push_back({source, e.what(), file});
     }
   });
@@ -64,21 +75,27 @@ int RunCheck(const ManifestFlags& flags) {
     std::cout << ToSarif(results, errors_read).dump(2) << "\n";
   } else if (flags.output == "junit") {
     std::cout << ToJunit(results, errors_read);
-  } else {
-    std::cout << CountsLine(documents, "document", errors, warnings) << "\n";
+  } else if (!flags.quiet) {
+    // Unreadable documents count: "0 documents" with exit 2 would read as an empty input.
+    std::cout << CountsLine(documents, "document", errors, warnings, unreadable) << "\n";
   }
   PrintInputErrors(errors_read);
   if (!errors_read.empty()) return kExitError;
-  return errors > 0 ? kExitFindings : kExitOk;
+  return failing > 0 ? kExitFindings : kExitOk;
 }
 
 }  // namespace
 
 void AddCheckCommand(CLI::App& root, std::function<int()>& run) {
-  auto flags = std::make_shared<ManifestFlags>();
+  auto flags = std::make_shared<CheckFlags>();
   auto* cmd =
       root.add_subcommand("check", "Diagnose manifests as written: path, RDMA, evidence, findings");
   AddManifestFlags(*cmd, *flags, "text", {"text", "json", "sarif", "junit"});
+  auto* verbose = cmd->add_flag("-v,--verbose", flags->verbose,
+                                "text: every document, also those without findings");
+  cmd->add_flag("-q,--quiet", flags->quiet,
+                "text: only the lines of failing findings (see --fail-on), no summary")
+      ->excludes(verbose);
   cmd->callback([flags, &run] {
     RequireInputs(*flags);
     run = [flags] { return RunCheck(*flags); };

@@ -94,9 +94,23 @@ void CheckJsonWriter::Finish(const std::vector<InputError>& errors, const json& 
   std::cout << skeleton.substr(at + empty.size()) << "\n";
 }
 
-void PrintText(const Checked& c, bool color) {
+std::string FindingLine(const Checked& c, const rules::Finding& f, bool color) {
+  const Style s{color};
+  std::string at = c.file;
+  if (const auto p = c.Where(f.pointer)) {
+    at += ":" + std::to_string(p->line);
+    if (p->column > 0) at += ":" + std::to_string(p->column);
+  }
+  const bool error = f.severity == Severity::kError;
+  return at + ": " + (error ? s("31;1", "error") : s("33;1", "warning")) + " " + s("1", f.rule) +
+         ": " + f.message;
+}
+
+void PrintText(const Checked& c, bool color, bool verbose) {
   const Style s{color};
   const auto& d = c.diagnosis;
+  const bool clean = d.findings.empty();
+  if (!verbose && clean && c.changes == 0) return;
   std::cout << s("1", c.source) << "  " << (c.kind.empty() ? "(no kind)" : c.kind) << " " << c.ns
             << "/" << (c.name.empty() ? "(unnamed)" : c.name) << "\n";
   std::cout << "  path: " << s("1", std::string(policy::ToString(d.path))) << "   rdma: "
@@ -109,16 +123,14 @@ void PrintText(const Checked& c, bool color) {
     std::cout << "  evidence:\n";
     for (const auto& e : d.evidence) std::cout << "    - " << e << "\n";
   }
+  // A finding starts its line with file:line:col, as compilers write it, so that editors and
+  // CI jump to it; the pointer and the fix follow, indented.
   for (const auto& f : d.findings) {
-    const bool error = f.severity == Severity::kError;
-    std::cout << "  " << (error ? s("31;1", "ERROR  ") : s("33;1", "WARNING")) << " "
-              << s("1", f.rule) << "  at " << (f.pointer.empty() ? "/" : f.pointer);
-    if (const auto p = c.Where(f.pointer)) std::cout << " (" << c.file << ":" << p->line << ")";
-    std::cout << "\n";
-    std::cout << "      " << f.message << "\n";
-    if (!f.fix.empty()) std::cout << "      " << s("36", "fix: " + f.fix) << "\n";
+    std::cout << FindingLine(c, f, color) << "\n";
+    std::cout << "    at " << (f.pointer.empty() ? "/" : f.pointer) << "\n";
+    if (!f.fix.empty()) std::cout << "    " << s("36", "fix: " + f.fix) << "\n";
   }
-  if (d.findings.empty()) std::cout << "  " << s("32", "ok: no findings") << "\n";
+  if (clean) std::cout << "  " << s("32", "ok: no findings") << "\n";
   // check judges the manifest as written; the webhook would first rewrite it.
   if (c.changes > 0)
     std::cout << "  "
@@ -130,8 +142,10 @@ void PrintText(const Checked& c, bool color) {
 }
 
 std::string CountsLine(std::size_t items, const std::string& noun, std::size_t errors,
-                       std::size_t warnings) {
-  return Plural(items, noun) + ", " + Plural(errors, "error") + ", " + Plural(warnings, "warning");
+                       std::size_t warnings, std::size_t unreadable) {
+  return Plural(items + unreadable, noun) +
+         (unreadable > 0 ? " (" + std::to_string(unreadable) + " unreadable)" : "") + ", " +
+         Plural(errors, "error") + ", " + Plural(warnings, "warning");
 }
 
 }  // namespace rw::cli

@@ -52,13 +52,19 @@ class CheckJsonWriter {
   std::size_t results_ = 0, errors_ = 0, warnings_ = 0;
 };
 
-// `check -o text`'s block for one document: what it is, its path, whether RDMA is really used,
-// why we think so, and each finding with its fix; ANSI colours when `color`.
-void PrintText(const Checked& c, bool color);
+// "file:line:col: error rule: message" (line and column where known), the form compilers
+// write and editors and CI annotate; ANSI colours when `color`.
+std::string FindingLine(const Checked& c, const rules::Finding& f, bool color);
 
-// "3 documents, 1 error, 0 warnings" (`noun`: document, object, ...).
+// `check -o text`'s block for one document: what it is, its path, whether RDMA is really used,
+// why we think so, and each finding with its fix; ANSI colours when `color`. Unless `verbose`,
+// a document without findings and without changes the webhook would make prints nothing.
+void PrintText(const Checked& c, bool color, bool verbose);
+
+// "3 documents, 1 error, 0 warnings" (`noun`: document, object, ...); unreadable ones count
+// among the items: "3 documents (1 unreadable), ...".
 std::string CountsLine(std::size_t items, const std::string& noun, std::size_t errors,
-                       std::size_t warnings);
+                       std::size_t warnings, std::size_t unreadable = 0);
 
 // SARIF 2.1.0: one run; the driver lists every rule with its documentation; each finding is a
 // result located at its pointer's line and column; unreadable documents are notifications.

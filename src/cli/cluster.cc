@@ -119,7 +119,7 @@ KindPlan DiscoverKinds(const policy::Policy& policy, const ClusterFlags& cluster
 }
 
 ClusterPolicy ResolveClusterPolicy(const std::string& file, const std::string& configmap,
-                                   const ClusterFlags& cluster) {
+                                   const ClusterFlags& cluster, const AuditScope& scope) {
   if (!file.empty()) return {LoadPolicy(file), "file " + file};
   auto args = cluster.Args();
   if (!configmap.empty()) {
@@ -131,15 +131,41 @@ ClusterPolicy ResolveClusterPolicy(const std::string& file, const std::string& c
     const json cm = ParseKubectlJson(RunKubectl(args), "ConfigMap " + configmap);
     return {PolicyFromConfigMap(cm, configmap), "ConfigMap " + configmap};
   }
-  args.insert(args.end(),
-              {"get", "configmaps", "--all-namespaces", "-l", kChartLabel, "-o", "json"});
-  const json list = ParseKubectlJson(RunKubectl(args), "the chart's policy ConfigMap");
+  // A user with rights in one namespace only may not list ConfigMaps cluster-wide: an audit of
+  // one namespace looks there first, and asks for all namespaces only when it finds none.
   std::vector<const json*> found;
-  if (list.contains("items") && list["items"].is_array())
-    for (const auto& cm : list["items"])
-      if (cm.is_object() && cm.contains("data") && cm["data"].is_object() &&
-          cm["data"].contains(kPolicyKey))
-        found.push_back(&cm);
+  json list;
+  const auto find_in = [&](const std::vector<std::string>& where) {
+    auto get = args;
+    get.insert(get.end(), {"get", "configmaps"});
+    get.insert(get.end(), where.begin(), where.end());
+    get.insert(get.end(), {"-l", kChartLabel, "-o", "json"});
+    list = ParseKubectlJson(RunKubectl(get), "the chart's policy ConfigMap");
+    found.clear();
+    if (list.contains("items") && list["items"].is_array())
+      for (const auto& cm : list["items"])
+        if (cm.is_object() && cm.contains("data") && cm["data"].is_object() &&
+            cm["data"].contains(kPolicyKey))
+          found.push_back(&cm);
+  };
+  if (scope.all_namespaces) {
+    find_in({"--all-namespaces"});
+  } else {
+    find_in(scope.ns.empty() ? std::vector<std::string>{}
+                             : std::vector<std::string>{"--namespace", scope.ns});
+    if (found.empty()) {
+      try {
+        find_in({"--all-namespaces"});
+      } catch (const KubectlError& e) {
+        if (std::string(e.what()).find("Forbidden") == std::string::npos) throw;
+        throw std::runtime_error(
+            "the chart's policy ConfigMap is not in the audited namespace, and listing "
+            "ConfigMaps in all namespaces is forbidden (" +
+            std::string(e.what()) +
+            "): name it with --policy-configmap NAMESPACE/NAME or pass --policy FILE");
+      }
+    }
+  }
   if (found.empty())
     return {std::shared_ptr<const policy::Policy>(&policy::DefaultPolicy(), [](auto*) {}),
             "the embedded default"};

@@ -51,12 +51,20 @@ struct ClusterPolicy {
   std::string from;  // "file x", "ConfigMap ns/name", "the embedded default"
 };
 
+// Which namespaces the audit reads: all (-A), or one (`ns`; empty: kubectl's current one).
+struct AuditScope {
+  bool all_namespaces = false;
+  std::string ns;
+};
+
 // `--policy FILE`, else `--policy-configmap NS/NAME`, else the chart's ConfigMap found by its
-// label (app.kubernetes.io/name=rdma-webhook, key policy.yaml) in any namespace, else the
-// embedded default. Throws std::runtime_error (KubectlError for kubectl's failures) naming the
-// file or ConfigMap; several chart ConfigMaps are an error listing them.
+// label (app.kubernetes.io/name=rdma-webhook, key policy.yaml): for a one-namespace audit in
+// that namespace first, then in any namespace; else the embedded default. Throws
+// std::runtime_error (KubectlError for kubectl's failures) naming the file or ConfigMap; several
+// chart ConfigMaps are an error listing them; a forbidden cluster-wide list says which flag
+// names the policy instead.
 ClusterPolicy ResolveClusterPolicy(const std::string& file, const std::string& configmap,
-                                   const ClusterFlags& cluster);
+                                   const ClusterFlags& cluster, const AuditScope& scope);
 
 // The key of the chart's policy ConfigMap that holds the policy.
 inline constexpr const char* kPolicyKey = "policy.yaml";

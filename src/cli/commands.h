@@ -13,4 +13,5 @@ void AddServeCommand(CLI::App& root, std::function<int()>& run);
 void AddRulesCommand(CLI::App& root, std::function<int()>& run);
 void AddAuditCommand(CLI::App& root, std::function<int()>& run);
 void AddVerifyCommand(CLI::App& root, std::function<int()>& run);
+void AddCompletionCommand(CLI::App& root, std::function<int()>& run);
 }  // namespace rw::cli

@@ -1,5 +1,8 @@
 #include "common.h"
 
+#include <unistd.h>
+
+#include <cstdlib>
 #include <iostream>
 #include <stdexcept>
 #include <utility>
@@ -21,6 +24,19 @@ void AddManifestFlags(CLI::App& cmd, ManifestFlags& flags, const std::string& de
   cmd.add_option("--output,-o", flags.output, "output format")
       ->check(CLI::IsMember(outputs))
       ->capture_default_str();
+  cmd.add_option("--fail-on", flags.fail_on,
+                 "exit 1 on findings of this severity or worse (warning: warnings too)")
+      ->check(CLI::IsMember({"error", "warning"}))
+      ->capture_default_str();
+}
+
+bool FailsOn(const std::string& fail_on, rules::Severity severity) {
+  return severity == rules::Severity::kError || fail_on == "warning";
+}
+
+bool UseColor(int fd) {
+  const char* no_color = std::getenv("NO_COLOR");
+  return isatty(fd) == 1 && (no_color == nullptr || *no_color == '\0');
 }
 
 void RequireInputs(const ManifestFlags& flags) {
@@ -44,7 +60,10 @@ std::shared_ptr<const policy::Policy> LoadPolicy(const std::string& file) {
 
 std::shared_ptr<const policy::Policy> LoadPolicyOrReport(const std::string& file) {
   try {
-    return LoadPolicy(file);
+    auto loaded = LoadPolicy(file);
+    for (const auto& w : policy::ShadowedNamespaceEntries(*loaded))
+      std::cerr << "warning: " << file << ": " << w << "\n";
+    return loaded;
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";
     return nullptr;

@@ -8,6 +8,7 @@
 
 #include "inputs.h"
 #include "rdma_webhook/policy/policy.h"
+#include "rdma_webhook/rules/diagnosis.h"
 
 namespace rw::cli {
 
@@ -17,6 +18,7 @@ struct ManifestFlags {
   std::string policy_file;
   std::string ns = "default";
   std::string output;
+  std::string fail_on = "error";  // --fail-on: the lowest severity that makes exit code 1
 };
 
 // One of the two is required: CLI11 cannot say "either"; the command's callback calls this
@@ -27,7 +29,7 @@ void RequireInputs(const ManifestFlags& flags);
 std::vector<std::string> ManifestInputs(const ManifestFlags& flags);
 
 // Adds the inputs (positional and -f/--filename: at least one is required), --policy,
-// --namespace and --output.
+// --namespace, --output and --fail-on.
 void AddManifestFlags(CLI::App& cmd, ManifestFlags& flags, const std::string& default_output,
                       const std::vector<std::string>& outputs);
 
@@ -37,6 +39,13 @@ std::shared_ptr<const policy::Policy> LoadPolicy(const std::string& file);
 
 // LoadPolicy, or nullptr after printing the error on stderr.
 std::shared_ptr<const policy::Policy> LoadPolicyOrReport(const std::string& file);
+
+// Whether findings of `severity` make the exit code 1 under --fail-on.
+bool FailsOn(const std::string& fail_on, rules::Severity severity);
+
+// ANSI colours: only on a terminal, and never when NO_COLOR is set to anything but empty
+// (the no-color.org convention).
+bool UseColor(int fd);
 
 // Prints "error: <source>: <message>" lines on stderr.
 void PrintInputErrors(const std::vector<InputError>& errors);

@@ -5,6 +5,7 @@
 
 #include "commands.h"
 #include "common.h"
+#include "mutate_notes.h"
 #include "rdma_webhook/codec/yaml.h"
 #include "rdma_webhook/codec/yaml_layout.h"
 #include "rdma_webhook/mutate/mutation.h"
@@ -75,15 +76,19 @@ int RunMutate(const ManifestFlags& flags) {
       return;
     }
     mutate::Mutation m;
+    std::vector<std::string> notes;
     try {
-      m = mutate::Mutate(*doc.object, *policy, flags.ns);
+      const auto w = workload::Workload::Read(*doc.object, *policy, flags.ns);
+      m = mutate::Mutate(w, *doc.object, *policy);
       // The exit code speaks of the result, as the validating webhook would judge it.
       const auto d = rules::Diagnose(m.result, *policy, flags.ns);
-      findings = findings || d.Count(rules::Severity::kError) > 0;
+      for (const auto& f : d.findings) findings = findings || FailsOn(flags.fail_on, f.severity);
+      notes = MutateNotes(doc.source, w, m, d, *policy);
     } catch (const workload::ManifestError& e) {
       unreadable(doc, e.what());
       return;
     }
+    for (const auto& line : notes) std::cerr << line << "\n";
     for (const auto& o : m.overrides)
       std::cerr << "warning: " << doc.source << ": " << o.rule << ": " << o.message << "\n";
     if (flags.output == "json") {

@@ -5,6 +5,7 @@
 
 #include "commands.h"
 #include "common.h"
+#include "did_you_mean.h"
 #include "rdma_webhook/rules/diagnosis.h"
 
 namespace rw::cli {
@@ -126,7 +127,10 @@ int RunRules(const RulesFlags& flags) {
     for (const auto& r : rules::RuleReferences())
       if (r.id == id) found = &r;
     if (found == nullptr) {
-      std::cerr << "rdma-webhook: error: unknown rule '" << id << "' (see `rdma-webhook rules`)\n";
+      std::vector<std::string> ids;
+      for (const auto& r : rules::RuleReferences()) ids.emplace_back(r.id);
+      std::cerr << "rdma-webhook: error: unknown rule '" << id << "'" << DidYouMean(id, ids)
+                << " (see `rdma-webhook rules`)\n";
       return kExitError;
     }
     list.push_back(found);

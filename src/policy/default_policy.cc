@@ -1,3 +1,4 @@
+#include "parse_over.h"
 #include "rdma_webhook/policy/policy.h"
 
 namespace rw::policy {
@@ -58,7 +59,7 @@ namespaces:
 }
 
 const Policy& DefaultPolicy() {
-  static const Policy kPolicy = ParsePolicyText(DefaultPolicyText());
+  static const Policy kPolicy = ParsePolicyTextOver(DefaultPolicyText(), Policy{});
   return kPolicy;
 }
 

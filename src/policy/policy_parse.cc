@@ -5,6 +5,7 @@
 
 #include "fields.h"
 #include "modes/mode.h"
+#include "parse_over.h"
 #include "rdma_webhook/codec/yaml.h"
 #include "rdma_webhook/policy/policy.h"
 
@@ -46,7 +47,8 @@ std::string AllowedPathNames() {
 }
 
 Validation ValidationFrom(const std::string& s) {
-  if (s == "warn") return Validation::kWarn;
+  // `warning` is the rules' spelling; accepted here too, so one word works in both places.
+  if (s == "warn" || s == "warning") return Validation::kWarn;
   if (s == "off") return Validation::kOff;
   return Validation::kDeny;
 }
@@ -112,7 +114,7 @@ void ReadRules(const json& v, const std::string& path, NamespacePolicy& ns) {
       Fail(field, "must be one of error, warning, off, got " + TypeName(*it));
     if (level == "error")
       ns.rules[it.key()] = RuleLevel::kError;
-    else if (level == "warning")
+    else if (level == "warning" || level == "warn")  // `warn`: validation's spelling
       ns.rules[it.key()] = RuleLevel::kWarning;
     else if (level == "off")
       ns.rules[it.key()] = RuleLevel::kOff;
@@ -143,8 +145,8 @@ NamespacePolicy ReadNamespace(const json& v, const std::string& path, const Name
     if (ns.names.empty()) Fail(f.Path("names"), "must list at least one namespace name or glob");
   }
   ns.mode = ModeFrom(f.Enum("mode", std::string(ToString(ns.mode)), ModeNames()));
-  ns.validation = ValidationFrom(
-      f.Enum("validation", std::string(ToString(ns.validation)), {"deny", "warn", "off"}));
+  ns.validation = ValidationFrom(f.Enum("validation", std::string(ToString(ns.validation)),
+                                        {"deny", "warn", "warning", "off"}));
   if (const json* allowed_field = f.Get("allowedPaths")) {
     (void)allowed_field;
     const auto allowed = f.Strings("allowedPaths", {});
@@ -194,10 +196,34 @@ std::string Fnv1a(const std::string& text) {
   return buf;
 }
 
+// The chart ships the policy as a ConfigMap whose `policy.yaml` key holds it; a file of that
+// ConfigMap (as `kubectl get cm -o yaml` writes it) is accepted as the policy it holds.
+std::string PolicyOfConfigMap(const json& cm) {
+  const auto data = cm.find("data");
+  if (data == cm.end() || !data->is_object())
+    throw PolicyError("data: a ConfigMap holding the policy needs data.policy.yaml");
+  const auto text = data->find("policy.yaml");
+  if (text == data->end() || !text->is_string()) {
+    std::string keys;
+    for (auto it = data->begin(); it != data->end(); ++it)
+      keys += (keys.empty() ? "" : ", ") + it.key();
+    throw PolicyError("data: a ConfigMap holding the policy needs the string key policy.yaml" +
+                      (keys.empty() ? std::string(" (it has no keys)") : " (it has " + keys + ")"));
+  }
+  return text->get<std::string>();
+}
+
 }  // namespace
 
-Policy ParsePolicy(const json& document) {
+Policy ParsePolicyOver(const json& document, const Policy& base) {
+  // An omitted list is the embedded default's, not the struct's short one: a small policy that
+  // names only its namespaces must still know the resource names real clusters use, or it
+  // reads their jobs as path none and judges nothing.
   Policy policy;
+  policy.gpu_resources = base.gpu_resources;
+  policy.vf_resources = base.vf_resources;
+  policy.shared_resources = base.shared_resources;
+  policy.rdma_networks = base.rdma_networks;
   Fields f(document, "");
   const std::string api = f.String("apiVersion", "rdma-webhook/v1");
   if (api != "rdma-webhook/v1") Fail("apiVersion", "must be rdma-webhook/v1, got '" + api + "'");
@@ -251,7 +277,9 @@ Policy ParsePolicy(const json& document) {
   return policy;
 }
 
-Policy ParsePolicyText(std::string_view text) {
+Policy ParsePolicy(const json& document) { return ParsePolicyOver(document, DefaultPolicy()); }
+
+Policy ParsePolicyTextOver(std::string_view text, const Policy& base) {
   auto docs = codec::ParseStream(text);
   const codec::SourceDocument* found = nullptr;
   for (const auto& d : docs) {
@@ -262,7 +290,11 @@ Policy ParsePolicyText(std::string_view text) {
     found = &d;
   }
   if (found == nullptr) throw PolicyError("policy: the file holds no document");
-  return ParsePolicy(*found->value);
+  if (found->value->is_object() && found->value->value("kind", json()) == "ConfigMap")
+    return ParsePolicyTextOver(PolicyOfConfigMap(*found->value), base);
+  return ParsePolicyOver(*found->value, base);
 }
+
+Policy ParsePolicyText(std::string_view text) { return ParsePolicyTextOver(text, DefaultPolicy()); }
 
 }  // namespace rw::policy

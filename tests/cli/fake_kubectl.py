@@ -3,7 +3,9 @@
 
 $FAKE_KUBECTL_DIR holds calls.jsonl (one argv per line, appended) and the answers:
   api-resources.txt             `kubectl api-resources -o wide`
-  configmaps.json               `kubectl get configmaps -A -l ...` (default: an empty List)
+  configmaps.json               `kubectl get configmaps -A -l ...` (default: an empty List);
+                                with --namespace NS, only its items in NS
+  forbid-all-configmaps         when present: `get configmaps --all-namespaces` is Forbidden
   configmap-<ns>-<name>.json    `kubectl get configmap NAME -n NS` (default: NotFound, exit 1)
   workloads.json                any other `kubectl get`
   fail-get                      when present: its text on stderr and exit 1 for that `get`
@@ -62,7 +64,19 @@ elif "api-resources" in argv:
 elif "get" in argv:
     what = argv[argv.index("get") + 1]
     if what == "configmaps":
-        answer("configmaps.json", '{"apiVersion": "v1", "items": [], "kind": "List"}')
+        ns = value("--namespace") or value("-n")
+        if "--all-namespaces" in argv and os.path.exists(os.path.join(d, "forbid-all-configmaps")):
+            sys.stderr.write('Error from server (Forbidden): configmaps is forbidden: User "dev" '
+                             'cannot list resource "configmaps" in API group "" at the cluster '
+                             'scope\n')
+            sys.exit(1)
+        p = os.path.join(d, "configmaps.json")
+        listed = json.load(open(p)) if os.path.exists(p) else {"apiVersion": "v1", "items": [],
+                                                               "kind": "List"}
+        if "--all-namespaces" not in argv:
+            listed["items"] = [i for i in listed["items"]
+                               if i.get("metadata", {}).get("namespace") == (ns or "default")]
+        sys.stdout.write(json.dumps(listed))
     elif what == "configmap":
         name = argv[argv.index("get") + 2]
         if not answer(f"configmap-{value('-n')}-{name}.json"):

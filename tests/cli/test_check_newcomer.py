@@ -49,12 +49,12 @@ def test_check_on_input_without_documents_says_so(text, write):
 
 def test_a_secret_is_not_judged_in_text_and_json_is_unchanged(write):
     p = write("apiVersion: v1\nkind: Secret\nmetadata: {name: s}\n")
-    r = rw("check", "--policy", POLICIES / "off.yaml", p)
+    r = rw("check", "-v", "--policy", POLICIES / "off.yaml", p)  # -v: clean documents too
     assert "enforcement: not judged" in r.out and "enforcement: deny" not in r.out, r
     _, data = check(p)
     assert data["results"][0]["enforcement"] == "deny"
 
 
 def test_a_workload_still_shows_its_enforcement(write):
-    r = rw("check", "--policy", POLICIES / "off.yaml", write(m.sriov()))
+    r = rw("check", "-v", "--policy", POLICIES / "off.yaml", write(m.sriov()))
     assert "enforcement: deny" in r.out, r

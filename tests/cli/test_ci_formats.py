@@ -152,4 +152,6 @@ def test_junit_warnings_are_no_failure(write):
 def test_text_names_the_line(write):
     p = write(SECRET + "---\n" + POD, "job.yaml")
     r = rw("check", "--policy", POLICIES / "off.yaml", p)
-    assert f"ipc-lock-missing  at /spec/containers/0/securityContext ({p}:15)" in r.out, r
+    # file:line:col first (securityContext starts at column 7 of line 15), then the pointer
+    assert f"{p}:15:7: error ipc-lock-missing: container 'trainer'" in r.out, r
+    assert "\n    at /spec/containers/0/securityContext\n" in r.out, r

@@ -121,6 +121,11 @@ Policy ParsePolicy(const nlohmann::json& document);
 // YAML or JSON text holding exactly one policy document.
 Policy ParsePolicyText(std::string_view text);
 
+// Warnings about namespace entries that never apply, wholly or for some of their names, because
+// an earlier entry matches first ("namespaces[2].names[0]: 'team-a' is matched first by
+// namespaces[0] ('team-*'), ..."). Only certain cases are reported (see shadowing.cc).
+std::vector<std::string> ShadowedNamespaceEntries(const Policy& policy);
+
 // The embedded default policy (README documents it); safe: denies nothing outside the
 // namespaces it names.
 std::string_view DefaultPolicyText();

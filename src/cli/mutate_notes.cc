@@ -1,0 +1,43 @@
+#include "mutate_notes.h"
+
+namespace rw::cli {
+namespace {
+
+using rules::Severity;
+
+// Why the webhook wrote nothing: the first reason that holds, in the order the mutator checks.
+std::string WhyUnchanged(const workload::Workload& w, const mutate::Mutation& m,
+                         const rules::Diagnosis& result, const policy::NamespacePolicy& ns) {
+  const std::string where = "namespace " + w.ns;
+  if (m.skipped) return "it opts out (rdma-webhook.io/skip) and " + where + " allows that";
+  if (ns.mode == policy::Mode::kOff)
+    return where + " has mode off: the webhook changes nothing there";
+  if (result.path == policy::Path::kNone) {
+    std::string why = "not judged as an RDMA workload";
+    if (!result.evidence.empty()) why += ": " + result.evidence.front();
+    return why;
+  }
+  const std::string mode(policy::ToString(ns.mode));
+  if (result.Count(Severity::kError) > 0)
+    return "what it sets conflicts with " + where + "'s mode " + mode +
+           ", so the webhook leaves it as written for validation to judge";
+  return "it already agrees with " + where + "'s mode " + mode;
+}
+
+}  // namespace
+
+std::vector<std::string> MutateNotes(const std::string& source, const workload::Workload& w,
+                                     const mutate::Mutation& m, const rules::Diagnosis& result,
+                                     const policy::Policy& policy) {
+  std::vector<std::string> lines;
+  if (w.kind_row == nullptr) return lines;
+  if (m.patch.empty())
+    lines.push_back("note: " + source +
+                    ": unchanged: " + WhyUnchanged(w, m, result, policy.ForNamespace(w.ns)));
+  for (const auto& f : result.findings)
+    if (f.severity == Severity::kError)
+      lines.push_back("error: " + source + ": " + f.rule + ": " + f.Text());
+  return lines;
+}
+
+}  // namespace rw::cli
