@@ -26,15 +26,12 @@ void AddPolicyCommand(CLI::App& root, std::function<int()>& run) {
             server::LoadPolicy(server::Env::Default(), file, server::FileKinds::kAny);
         if (!load.error) {
           std::cout << file << ": valid (" << load.policy->namespaces.size()
-                    << " namespace entries, hash " << load.policy->hash << ")
-";
+                    << " namespace entries, hash " << load.policy->hash << ")\n";
           for (const auto& w : policy::ShadowedNamespaceEntries(*load.policy))
-            std::cerr << "warning: " << file << ": " << w << "
-";
+            std::cerr << "warning: " << file << ": " << w << "\n";
           continue;
         }
-        std::cerr << "error: " << load.error->Message() << "
-";
+        std::cerr << "error: " << load.error->Message() << "\n";
         // A file that is no policy is a finding (1); one that cannot be read is an error (2).
         if (load.error->kind != server::PolicyLoadError::Kind::kInvalid) {
           status = kExitError;
