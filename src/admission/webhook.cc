@@ -73,12 +73,23 @@ void AddWarning(std::vector<std::string>& warnings, const rules::Finding& f) {
   }
 }
 
+// The object's name as a person reads it: the API server leaves request.name empty for an object
+// created with generateName, and its name is only made after admission, so the prefix is shown
+// with a mark that the rest is generated ("train-(generated)") instead of an empty name.
+std::string ObjectName(const Request& request, const json& object) {
+  if (!request.name.empty()) return request.name;
+  std::string name = StringAt(object, "/metadata/name");
+  if (!name.empty()) return name;
+  name = StringAt(object, "/metadata/generateName");
+  return name.empty() ? name : name + "(generated)";
+}
+
 std::string DenialMessage(const Request& request,
                           const std::vector<const rules::Finding*>& errors) {
   const json& object = request.object;
   std::string kind = StringAt(object, "/kind");
   if (kind.empty()) kind = "object";
-  const std::string name = request.name.empty() ? StringAt(object, "/metadata/name") : request.name;
+  const std::string name = ObjectName(request, object);
   std::string message = "rdma-webhook: " + kind + " " + request.ns + "/" + name + " has " +
                         std::to_string(errors.size()) +
                         (errors.size() == 1 ? " error" : " errors") + ": ";
@@ -228,9 +239,7 @@ Outcome Webhook::Handle(Endpoint endpoint, std::string_view body,
     const json& subject = request.object.is_object() ? request.object : request.old_object;
     if (subject.is_object()) {
       out.kind = StringAt(subject, "/kind");
-      // The API server leaves request.name empty for generateName; the log still names it.
-      if (out.name.empty()) out.name = StringAt(subject, "/metadata/name");
-      if (out.name.empty()) out.name = StringAt(subject, "/metadata/generateName");
+      out.name = ObjectName(request, subject);
     }
     const std::string uid = request.uid;
     out.decision = decide_(endpoint, std::move(request), policy);

@@ -254,6 +254,22 @@ TEST(Validate, NotAWorkloadPasses) {
   EXPECT_EQ(r["auditAnnotations"]["path"], "none");
 }
 
+// The API server sends no name for an object created with generateName: the denial and the
+// log name the prefix, marked as generated, rather than "Pod hn-deny/".
+TEST(Validate, GenerateNameObjectIsNamedByItsPrefix) {
+  json pod = BrokenPod("hn-deny");
+  pod["metadata"].erase("name");
+  pod["metadata"]["generateName"] = "trainer-";
+  const Outcome o =
+      Webhook().Handle(Endpoint::kValidate, MakeReview(Create(pod, "hn-deny")), TestPolicy());
+  const json r = json::parse(o.body)["response"];
+  EXPECT_EQ(r["allowed"], false);
+  const std::string message = r["status"]["message"];
+  EXPECT_NE(message.find("Pod hn-deny/trainer-(generated) has 2 errors"), std::string::npos)
+      << message;
+  EXPECT_EQ(o.name, "trainer-(generated)");
+}
+
 TEST(Validate, WrongFieldTypeDeniedWithItsPointer) {
   json pod = BrokenPod("hn-deny");
   pod["spec"]["containers"] = "not a list";
