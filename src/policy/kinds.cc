@@ -2,8 +2,8 @@
 
 namespace rw::policy {
 
-// DOMAIN.md section 5: where each workload kind keeps its pod templates. One row per kind; a
-// new kind is a new row (or a `kinds:` entry in the policy), never a new code path.
+// Where each workload kind keeps its pod templates (docs/policy.md#kinds lists them). One row per
+// kind; a new kind is a new row (or a `kinds:` entry in the policy), never a new code path.
 const std::vector<WorkloadKind>& BuiltinKinds() {
   static const std::vector<WorkloadKind> kKinds = {
       {"", "Pod", {""}},

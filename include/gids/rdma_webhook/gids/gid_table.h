@@ -1,5 +1,5 @@
 #pragma once
-// The RoCE/IB GID tables of a node, read from sysfs (DOMAIN.md section 7), and the GID index
+// The RoCE/IB GID tables of a node, read from sysfs (docs/cli.md#gids), and the GID index
 // NCCL should use per Ethernet port. Reading never throws: what cannot be read becomes a note.
 #include <filesystem>
 #include <functional>

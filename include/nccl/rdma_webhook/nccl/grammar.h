@@ -1,5 +1,6 @@
 #pragma once
-// Grammars of the values NCCL reads from the environment (DOMAIN.md section 4). Pure functions.
+// Grammars of the values NCCL reads from the environment (docs/rules.md: invalid-nccl-value). Pure
+// functions.
 #include <optional>
 #include <string>
 #include <string_view>
@@ -30,7 +31,7 @@ struct SocketIfname {
 // "0x1" is 1 and "08" is 0.
 long long NcclReadsInteger(std::string_view value);
 
-// Result of checking a value against the grammar DOMAIN.md requires.
+// Result of checking a value against the grammar NCCL reads it with.
 struct ValueCheck {
   bool valid = false;
   std::optional<long long> number;  // the decimal value when valid and numeric

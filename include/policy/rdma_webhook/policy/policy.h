@@ -131,7 +131,7 @@ std::vector<std::string> ShadowedNamespaceEntries(const Policy& policy);
 std::string_view DefaultPolicyText();
 const Policy& DefaultPolicy();
 
-// The workload kinds of DOMAIN.md section 5, one row each.
+// The built-in workload kinds (docs/policy.md#kinds), one row each.
 const std::vector<WorkloadKind>& BuiltinKinds();
 
 // Shell-style glob with `*` and `?`.
