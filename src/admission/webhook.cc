@@ -5,6 +5,7 @@
 #include <set>
 
 #include "rdma_webhook/mutate/mutation.h"
+#include "rdma_webhook/rules/verdict.h"
 #include "rdma_webhook/workload/workload.h"
 
 namespace rw::admission {
@@ -12,58 +13,13 @@ namespace {
 
 using nlohmann::json;
 
-const json& At(const json& object, const std::string& pointer) {
-  static const json kNull;
-  const json::json_pointer p(pointer);
-  return object.contains(p) ? object.at(p) : kNull;
-}
-
 // The string at `pointer`, or "" when it is absent or of another type: the object is the user's,
 // and json::value() would throw on a kind or name that is no string.
 std::string StringAt(const json& object, const std::string& pointer) {
-  const json& v = At(object, pointer);
+  const json::json_pointer p(pointer);
+  if (!object.contains(p)) return std::string();
+  const json& v = object.at(p);
   return v.is_string() ? v.get<std::string>() : std::string();
-}
-
-json AnnotationsThatMatter(const json& object, const std::string& template_pointer) {
-  json annotations = At(object, template_pointer + "/metadata/annotations");
-  if (annotations.is_object()) annotations.erase(std::string(kRestartedAtAnnotation));
-  if (annotations.is_object() && annotations.empty()) return json();
-  return annotations;
-}
-
-std::vector<std::string> TemplatePointers(const workload::Workload& w) {
-  std::vector<std::string> pointers;
-  for (const auto& t : w.templates) pointers.push_back(t.pointer);
-  return pointers;
-}
-
-// PodTemplateChanged for a new object the caller has already read.
-bool TemplatesChanged(const json& old_object, const json& new_object, const workload::Workload& now,
-                      const policy::Policy& policy, std::string_view ns) {
-  std::vector<std::string> before;
-  try {
-    before = TemplatePointers(workload::Workload::Read(old_object, policy, ns));
-  } catch (const workload::ManifestError&) {
-    return true;  // the old object was unreadable; judge the new one on its own
-  }
-  const auto pointers = TemplatePointers(now);
-  if (pointers != before) return true;
-  for (const auto& p : pointers) {
-    if (At(old_object, p + "/spec") != At(new_object, p + "/spec")) return true;
-    if (AnnotationsThatMatter(old_object, p) != AnnotationsThatMatter(new_object, p)) return true;
-  }
-  return false;
-}
-
-// A pod created by a controller (Job, ReplicaSet, ...) came from a template judged at submit.
-bool ControllerOwnedPod(const json& object) {
-  if (!object.is_object() || object.value("kind", json()) != "Pod") return false;
-  const json& owners = At(object, "/metadata/ownerReferences");
-  if (!owners.is_array()) return false;
-  return std::any_of(owners.begin(), owners.end(), [](const json& o) {
-    return o.is_object() && o.value("controller", json()) == true;
-  });
 }
 
 void AddWarning(std::vector<std::string>& warnings, const rules::Finding& f) {
@@ -110,24 +66,28 @@ Decision Pass(const Request& request, const policy::Policy& policy) {
   return d;
 }
 
-// A field of the object has a type the schema does not allow (a CRD without a structural
-// schema lets that through). Mutation cannot be done; validation judges it like an error.
-Decision Malformed(Endpoint endpoint, const Request& request, const policy::Policy& policy,
-                   const workload::ManifestError& e) {
-  Decision d = Pass(request, policy);
-  d.path = "unknown";
-  d.response.audit_annotations["path"] = d.path;
-  rules::Finding f{"malformed-manifest", rules::Severity::kError, e.what(),
-                   "fix the type of " + e.pointer(), e.pointer()};
-  const auto validation = policy.ForNamespace(request.ns).validation;
-  if (endpoint == Endpoint::kValidate && validation == policy::Validation::kDeny &&
-      !ControllerOwnedPod(request.object)) {
-    d.response.allowed = false;
-    d.response.status = {400, "BadRequest", std::string("rdma-webhook: ") + e.what()};
-  } else if (validation != policy::Validation::kOff) {
-    d.response.warnings.push_back(ShortWarning(f));
+// Turns the core's verdict into the answer of one endpoint. /mutate never refuses: it tells
+// every finding as a warning; /validate refuses on a denying verdict.
+void Answer(Endpoint endpoint, const Request& request, rules::Verdict verdict, Decision& d) {
+  if (verdict.reason == rules::Reason::kMalformed) {
+    d.path = "unknown";
+    d.response.audit_annotations["path"] = d.path;
+    const auto& f = verdict.findings.front();
+    if (endpoint == Endpoint::kValidate && verdict.deny) {
+      d.response.allowed = false;
+      d.response.status = {400, "BadRequest", "rdma-webhook: " + f.message};
+    } else if (verdict.enforcement != policy::Validation::kOff) {
+      d.response.warnings.push_back(ShortWarning(f));
+    }
+    return;
   }
-  return d;
+  if (verdict.deny) {
+    d.response.allowed = false;
+    d.response.status = {403, "Forbidden", DenialMessage(request, verdict.Errors())};
+  }
+  for (const auto& f : verdict.findings)
+    if (verdict.Warns(f)) AddWarning(d.response.warnings, f);
+  d.findings = std::move(verdict.findings);
 }
 
 }  // namespace
@@ -153,8 +113,8 @@ std::string ShortWarning(const rules::Finding& finding) {
 
 bool PodTemplateChanged(const json& old_object, const json& new_object,
                         const policy::Policy& policy, std::string_view ns) {
-  return TemplatesChanged(old_object, new_object, workload::Workload::Read(new_object, policy, ns),
-                          policy, ns);
+  return !rules::PodTemplatesUnchanged(old_object, new_object,
+                                       workload::Workload::Read(new_object, policy, ns), policy);
 }
 
 Decision Decide(Endpoint endpoint, Request request, const policy::Policy& policy) {
@@ -169,7 +129,7 @@ Decision Decide(Endpoint endpoint, Request request, const policy::Policy& policy
     const auto w = workload::Workload::Read(request.object, policy, ns);
     // Finalizer, label, status and scale updates pass: their templates are what was judged.
     if (request.operation == "UPDATE" &&
-        !TemplatesChanged(request.old_object, request.object, w, policy, ns)) {
+        rules::PodTemplatesUnchanged(request.old_object, request.object, w, policy)) {
       return d;
     }
     if (endpoint == Endpoint::kMutate) {
@@ -184,26 +144,12 @@ Decision Decide(Endpoint endpoint, Request request, const policy::Policy& policy
     rules::Diagnosis diag = rules::Diagnose(w, policy);
     d.path = std::string(policy::ToString(diag.path));
     d.response.audit_annotations["path"] = d.path;
-    if (diag.skipped || diag.enforcement == policy::Validation::kOff) return d;
-    auto enforcement = diag.enforcement;
-    if (ControllerOwnedPod(request.object)) enforcement = policy::Validation::kWarn;
-    std::vector<const rules::Finding*> errors;
-    for (const auto& f : diag.findings) {
-      if (f.severity == rules::Severity::kError) errors.push_back(&f);
-    }
-    d.findings = diag.findings;
-    if (!errors.empty() && enforcement == policy::Validation::kDeny) {
-      d.response.allowed = false;
-      d.response.status = {403, "Forbidden", DenialMessage(request, errors)};
-    }
-    for (const auto& f : diag.findings) {
-      if (f.severity == rules::Severity::kWarning || enforcement == policy::Validation::kWarn) {
-        AddWarning(d.response.warnings, f);
-      }
-    }
+    Answer(endpoint, request, rules::Judge(diag, request.object), d);
     return d;
   } catch (const workload::ManifestError& e) {
-    return Malformed(endpoint, request, policy, e);
+    Answer(endpoint, request,
+           rules::JudgeMalformed(e, policy.ForNamespace(request.ns), request.object), d);
+    return d;
   }
 }
 

@@ -16,6 +16,7 @@
 #include "judge.h"
 #include "kubectl.h"
 #include "rdma_webhook/rules/diagnosis.h"
+#include "rdma_webhook/rules/verdict.h"
 
 namespace rw::cli {
 namespace {
@@ -43,11 +44,6 @@ struct NamespaceSummary {
 
 constexpr const char* kClusterScoped = "(cluster)";
 
-std::string ApiGroup(const std::string& api_version) {
-  const auto slash = api_version.find('/');
-  return slash == std::string::npos ? "" : api_version.substr(0, slash);
-}
-
 std::string MetadataString(const json& object, const char* field) {
   if (!object.is_object() || !object.contains("metadata") || !object["metadata"].is_object())
     return "";
@@ -59,16 +55,8 @@ std::string MetadataString(const json& object, const char* field) {
 // a CronJob's Jobs): its template is judged there, so it would only repeat those findings.
 bool OwnedByListedKind(const json& object,
                        const std::set<std::pair<std::string, std::string>>& listed) {
-  if (!object.is_object() || !object.contains("metadata") || !object["metadata"].is_object())
-    return false;
-  const auto& meta = object["metadata"];
-  if (!meta.contains("ownerReferences") || !meta["ownerReferences"].is_array()) return false;
-  for (const auto& ref : meta["ownerReferences"]) {
-    if (!ref.is_object() || ref.value("controller", false) != true) continue;
-    const auto api_version = ref.value("apiVersion", std::string());
-    if (listed.count({ApiGroup(api_version), ref.value("kind", std::string())}) > 0) return true;
-  }
-  return false;
+  const auto controller = rules::ControllerOf(object);
+  return controller && listed.count({controller->group, controller->kind}) > 0;
 }
 
 std::string KindName(const policy::WorkloadKind& k) {

@@ -6,6 +6,7 @@
 #include "rdma_webhook/mutate/mutation.h"
 #include "rdma_webhook/rules/assessment.h"
 #include "rdma_webhook/rules/diagnosis.h"
+#include "rdma_webhook/rules/verdict.h"
 
 namespace rw::cli {
 namespace {
@@ -58,6 +59,10 @@ Checked Judge(InputDocument&& doc, const policy::Policy& policy, const std::stri
   rules::Assessment a = rules::Assess(w, policy);
   Checked c{doc.source, doc.file, w.api_version, w.kind, w.ns, w.name, rules::Diagnose(a)};
   c.judged = w.kind_row != nullptr;
+  // What errors do in the cluster, as the webhook's own verdict says (a controller-owned Pod
+  // only warns); the findings are reported whatever it says, as the exit code does not depend on
+  // it.
+  c.diagnosis.enforcement = rules::Judge(c.diagnosis, *doc.object).enforcement;
   c.positions = std::move(doc.positions);
   if (count_changes) c.changes = Changes(std::move(a), *doc.object);
   // Reading problems first: they may explain the findings that follow.

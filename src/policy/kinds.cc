@@ -2,23 +2,25 @@
 
 namespace rw::policy {
 
-// Where each workload kind keeps its pod templates (docs/policy.md#kinds lists them). One row per
-// kind; a new kind is a new row (or a `kinds:` entry in the policy), never a new code path.
+// Where each workload kind keeps its pod templates, whether its pods can make one job across
+// nodes, and the DNS default its controller gives hostNetwork pods (docs/policy.md#kinds lists
+// them). One row per kind; a new kind is a new row (or a `kinds:` entry in the policy), never a new
+// code path.
 const std::vector<WorkloadKind>& BuiltinKinds() {
   static const std::vector<WorkloadKind> kKinds = {
-      {"", "Pod", {""}},
+      {"", "Pod", {""}, false},
       {"batch", "Job", {"/spec/template"}},
       {"batch", "CronJob", {"/spec/jobTemplate/spec/template"}},
-      {"apps", "Deployment", {"/spec/template"}},
-      {"apps", "StatefulSet", {"/spec/template"}},
-      {"apps", "ReplicaSet", {"/spec/template"}},
-      {"apps", "DaemonSet", {"/spec/template"}},
+      {"apps", "Deployment", {"/spec/template"}, false},
+      {"apps", "StatefulSet", {"/spec/template"}, false},
+      {"apps", "ReplicaSet", {"/spec/template"}, false},
+      {"apps", "DaemonSet", {"/spec/template"}, false},
       {"kubeflow.org", "PyTorchJob", {"/spec/pytorchReplicaSpecs/*/template"}},
       {"kubeflow.org", "TFJob", {"/spec/tfReplicaSpecs/*/template"}},
       {"kubeflow.org", "PaddleJob", {"/spec/paddleReplicaSpecs/*/template"}},
       {"kubeflow.org", "XGBoostJob", {"/spec/xgbReplicaSpecs/*/template"}},
       {"kubeflow.org", "MPIJob", {"/spec/mpiReplicaSpecs/*/template"}},
-      {"batch.volcano.sh", "Job", {"/spec/tasks/*/template"}},
+      {"batch.volcano.sh", "Job", {"/spec/tasks/*/template"}, true, "ClusterFirstWithHostNet"},
       {"jobset.x-k8s.io", "JobSet", {"/spec/replicatedJobs/*/template/spec/template"}},
       {"leaderworkerset.x-k8s.io",
        "LeaderWorkerSet",

@@ -254,6 +254,10 @@ Policy ParsePolicyOver(const json& document, const Policy& base) {
         if (k.templates[t].front() != '/')
           Fail(kf.Path("templates") + "[" + std::to_string(t) + "]",
                "must be a JSON pointer starting with '/'");
+      k.multi_node = kf.Bool("multiNode", k.multi_node);
+      k.host_network_dns_policy =
+          kf.Enum("hostNetworkDnsPolicy", "",
+                  {"ClusterFirst", "ClusterFirstWithHostNet", "Default", "None"});
       kf.Done();
       policy.kinds.push_back(std::move(k));
     }

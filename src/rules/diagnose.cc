@@ -265,9 +265,7 @@ Diagnosis Diagnose(const Assessment& assessment) {
   }
   // A training kind whose GPU templates add up to several pods is multi-node: on the host
   // network that alone says NCCL will cross nodes, over the host's RDMA NICs.
-  const bool multi_node =
-      gpu_pods > 1 && w.kind_row != nullptr &&
-      !(w.kind_row->group == "apps" || (w.kind_row->group.empty() && w.kind_row->kind == "Pod"));
+  const bool multi_node = gpu_pods > 1 && w.kind_row != nullptr && w.kind_row->multi_node;
   for (auto& f : ctx.templates) {
     if (f.path == Path::kHostNetwork && f.rdma_sign.empty() && multi_node && !f.gpu.empty())
       f.rdma_sign = "multi-node " + w.kind + " (" + std::to_string(gpu_pods) + " GPU pods)";

@@ -3,25 +3,17 @@
 
 namespace rw::rules {
 
-namespace {
-
-// Volcano's admission webhook sets ClusterFirstWithHostNet on hostNetwork tasks that leave
-// dnsPolicy out, so an absent dnsPolicy there is no mistake.
-bool VolcanoTask(const Context& ctx) {
-  return ctx.w.kind_row != nullptr && ctx.w.kind_row->group == "batch.volcano.sh" &&
-         ctx.w.kind == "Job";
-}
-
-}  // namespace
-
 // An error where the template uses RDMA (NCCL bootstrap needs the rendezvous Service); a
 // warning for a GPU pod that merely runs on the host network.
 void HostnetworkDns(const Context& ctx, const Rule& rule, Findings& out) {
   for (const auto& f : ctx.templates) {
     if (f.gpu.empty() || !f.t->host_network) continue;
-    const auto& dns = f.t->dns_policy;
+    // Left out, the dnsPolicy is what the kind's controller sets (Volcano's webhook:
+    // ClusterFirstWithHostNet), else the API server's ClusterFirst.
+    auto dns = f.t->dns_policy;
+    if (!dns && ctx.w.kind_row != nullptr && !ctx.w.kind_row->host_network_dns_policy.empty())
+      dns = ctx.w.kind_row->host_network_dns_policy;
     if (dns && *dns != "ClusterFirst" && *dns != "Default") continue;
-    if (!dns && VolcanoTask(ctx)) continue;
     rule.ReportAs(
         f.rdma ? Severity::kError : Severity::kWarning, out, f.t->SpecPointer() + "/dnsPolicy",
         "hostNetwork: true with dnsPolicy " + dns.value_or("unset (ClusterFirst)") +

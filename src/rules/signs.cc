@@ -216,8 +216,7 @@ std::string HostNetworkRdmaSign(const PodTemplate& t, const policy::Policy& poli
 
 long long TemplateReplicas(const workload::Workload& w, const PodTemplate& t) {
   if (w.kind_row == nullptr || w.object == nullptr || t.pointer.empty()) return 1;
-  const auto& row = *w.kind_row;
-  if (row.group == "apps" || (row.group.empty() && row.kind == "Pod")) return 1;
+  if (!w.kind_row->multi_node) return 1;
   // Walk from the object down to the template: every object on the way that says how many
   // copies of what lies below it runs (replicas, Job parallelism, a LeaderWorkerSet group's
   // size) multiplies. The top-level `/spec/replicas` of a LeaderWorkerSet counts independent

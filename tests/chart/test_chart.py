@@ -429,6 +429,16 @@ def custom_kinds_list():
 
 
 @test
+def policy_kinds_dns_policy_is_one_kubernetes_has():
+    # The schema refuses what the binary's loader refuses: a dnsPolicy Kubernetes does not have.
+    kind = {"group": "trainer.example.com", "kind": "TrainJob", "templates": ["/spec/roles/*/template"],
+            "hostNetworkDnsPolicy": "ClusterFirstWithHostNetwork"}
+    expect_failure({"policy": {"kinds": [kind]}}, "hostNetworkDnsPolicy")
+    expect_failure({"policy": {"kinds": [{**kind, "hostNetworkDnsPolicy": "Default", "multiNode": "yes"}]}},
+                   "multiNode")
+
+
+@test
 def pod_and_container_security():
     docs = helm_template()
     dep, c = container(docs)
@@ -675,7 +685,8 @@ CUSTOM_POLICY = {
     "gpuResources": ["nvidia.com/gpu", "amd.com/gpu"],
     "resources": {"vf": ["rdma/vf"], "shared": ["rdma/hca_shared_devices_a"]},
     "rdmaNetworks": ["sriov-rdma-net"],
-    "kinds": [{"group": "trainer.example.com", "kind": "TrainJob", "templates": ["/spec/roles/*/template"]}],
+    "kinds": [{"group": "trainer.example.com", "kind": "TrainJob", "templates": ["/spec/roles/*/template"],
+               "multiNode": True, "hostNetworkDnsPolicy": "ClusterFirstWithHostNet"}],
     "defaults": {"mode": "off", "validation": "warn"},
     "namespaces": [
         {"names": ["train-*", "llm"], "mode": "hostNetwork", "validation": "deny",

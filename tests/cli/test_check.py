@@ -118,6 +118,19 @@ def test_enforcement_follows_validation(write, ns, enforcement):
     assert rules_of(res) == ["ipc-lock-missing"] and r.rc == 1, r
 
 
+def test_controller_owned_pod_enforcement_is_the_webhooks(write):
+    # The webhook only warns on a Pod a controller made (its template was judged at submit), so
+    # `check` reports the enforcement the webhook would apply, not the namespace's raw setting.
+    doc = m.edit(m.sriov, lambda d: m.c0(d).pop("securityContext"))
+    doc["metadata"]["ownerReferences"] = [
+        {"apiVersion": "batch/v1", "kind": "Job", "name": "train", "uid": "u", "controller": True}]
+    r, data = check(write(doc))
+    [res] = data["results"]
+    assert res["enforcement"] == "warn", r
+    # The findings and the exit code are the same as for a Pod of its own.
+    assert rules_of(res) == ["ipc-lock-missing"] and r.rc == 1, r
+
+
 def test_namespace_flag_and_default(write):
     doc = m.sriov()
     del doc["metadata"]["namespace"]

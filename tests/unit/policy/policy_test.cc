@@ -47,6 +47,11 @@ INSTANTIATE_TEST_SUITE_P(
                 "{network: rail-b}]}}]",
                 "namespaces[0].sriov.networks[1].interface"},
         BadCase{"kinds_need_templates", "kinds: [{group: g, kind: K}]", "kinds[0].templates"},
+        BadCase{"kinds_dns_policy_is_a_dns_policy",
+                "kinds: [{kind: K, templates: [/t], hostNetworkDnsPolicy: ClusterFirstWithHost}]",
+                "kinds[0].hostNetworkDnsPolicy"},
+        BadCase{"kinds_multi_node_is_a_bool", "kinds: [{kind: K, templates: [/t], multiNode: 2}]",
+                "kinds[0].multiNode"},
         BadCase{"bad_gdr", "defaults: {nccl: {gdrLevel: phb}}", "defaults.nccl.gdrLevel"},
         BadCase{"not_a_mapping", "- a\n- b\n", "policy"},
         BadCase{"yaml_syntax", "defaults: {mode: [}", "line 1"}),
@@ -101,6 +106,29 @@ TEST(Policy, CustomKindsComeFirst) {
   EXPECT_NE(p.FindKind("batch/v1", "Job"), nullptr);
   EXPECT_NE(p.FindKind("batch.volcano.sh/v1alpha1", "Job"), nullptr);
   EXPECT_EQ(p.FindKind("v1", "Service"), nullptr);
+}
+
+TEST(Policy, AKindsEntryDescribesATrainingKindLikeABuiltInRow) {
+  const auto p = ParsePolicyText(
+      "kinds:\n"
+      "  - {group: example.com, kind: TrainJob, templates: ['/spec/workers/*/template'],\n"
+      "     hostNetworkDnsPolicy: ClusterFirstWithHostNet}\n"
+      "  - {group: example.com, kind: Replicas, templates: [/spec/template], multiNode: false}\n");
+  const auto* train = p.FindKind("example.com/v1", "TrainJob");
+  ASSERT_NE(train, nullptr);
+  EXPECT_TRUE(train->multi_node);  // a custom kind is a training kind unless it says otherwise
+  EXPECT_EQ(train->host_network_dns_policy, "ClusterFirstWithHostNet");
+  const auto* copies = p.FindKind("example.com/v1", "Replicas");
+  ASSERT_NE(copies, nullptr);
+  EXPECT_FALSE(copies->multi_node);
+  EXPECT_EQ(copies->host_network_dns_policy, "");
+  // The built-in rows say the same things of the kinds they know.
+  EXPECT_FALSE(p.FindKind("v1", "Pod")->multi_node);
+  EXPECT_FALSE(p.FindKind("apps/v1", "StatefulSet")->multi_node);
+  EXPECT_TRUE(p.FindKind("kubeflow.org/v1", "PyTorchJob")->multi_node);
+  EXPECT_EQ(p.FindKind("batch.volcano.sh/v1alpha1", "Job")->host_network_dns_policy,
+            "ClusterFirstWithHostNet");
+  EXPECT_EQ(p.FindKind("batch/v1", "Job")->host_network_dns_policy, "");
 }
 
 TEST(DefaultPolicyTest, IsValidAndDeniesNothingOutsideItsNamespaces) {

@@ -290,6 +290,38 @@ spec:
   EXPECT_FALSE(fired(Diagnose(Yaml(complete), TestPolicy(), "default")));
 }
 
+// A `kinds:` entry tells the rules what a built-in row tells them: whether its GPU pods add up
+// to a multi-node job, and the dnsPolicy its controller gives hostNetwork pods.
+TEST(KindRows, APolicyKindIsJudgedByItsRow) {
+  const auto policy = policy::ParsePolicyText(R"(
+defaults: {mode: off, validation: warn}
+kinds:
+  - {group: example.com, kind: Train, templates: [/spec/template]}
+  - {group: example.com, kind: TrainDns, templates: [/spec/template],
+     hostNetworkDnsPolicy: ClusterFirstWithHostNet}
+  - {group: example.com, kind: Copies, templates: [/spec/template], multiNode: false}
+)");
+  auto object = [](const std::string& kind) {
+    return Yaml("apiVersion: example.com/v1\nkind: " + kind +
+                "\nmetadata: {name: t, namespace: default}\n"
+                "spec:\n  parallelism: 2\n  template:\n    spec:\n      hostNetwork: true\n"
+                "      containers: [{name: t, resources: {limits: {nvidia.com/gpu: 8}}}]\n");
+  };
+  auto fired = [](const Diagnosis& d, const std::string& rule) {
+    return std::any_of(d.findings.begin(), d.findings.end(),
+                       [&](const Finding& f) { return f.rule == rule; });
+  };
+  const auto train = Diagnose(object("Train"), policy, "default");
+  EXPECT_TRUE(train.rdma);  // two GPU pods of a training kind on the host network cross nodes
+  EXPECT_TRUE(fired(train, "hostnetwork-dns"));
+  const auto dns = Diagnose(object("TrainDns"), policy, "default");
+  EXPECT_TRUE(dns.rdma);
+  EXPECT_FALSE(fired(dns, "hostnetwork-dns"));  // its controller sets ClusterFirstWithHostNet
+  const auto copies = Diagnose(object("Copies"), policy, "default");
+  EXPECT_FALSE(copies.rdma);  // independent copies: no multi-node sign
+  EXPECT_TRUE(fired(copies, "hostnetwork-dns"));
+}
+
 TEST(Paths, FirstSignalDecides) {
   struct Case {
     std::string manifest;

@@ -14,6 +14,7 @@
 #include "rdma_webhook/admission/review.h"
 #include "rdma_webhook/policy/policy.h"
 #include "rdma_webhook/rules/diagnosis.h"
+#include "rdma_webhook/rules/verdict.h"
 
 namespace rw::admission {
 
@@ -22,9 +23,8 @@ std::string_view ToString(Endpoint e);
 
 // Kubernetes shows at most this many characters of one warning.
 inline constexpr std::size_t kMaxWarningChars = 120;
-// The annotation `kubectl rollout restart` sets; changing only it does not change what the pods
-// need, so it does not make an UPDATE worth judging again.
-inline constexpr std::string_view kRestartedAtAnnotation = "kubectl.kubernetes.io/restartedAt";
+// The annotation whose change alone does not make an UPDATE worth judging again (the core's).
+using rules::kRestartedAtAnnotation;
 
 // What the webhook decided about one decoded request.
 struct Decision {

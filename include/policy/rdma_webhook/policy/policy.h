@@ -82,6 +82,12 @@ struct WorkloadKind {
   std::string group;  // "" for the core group
   std::string kind;
   std::vector<std::string> templates;  // "" means the object itself is the pod
+  // Whether one object's GPU pods can make one job across nodes (the training kinds). A Pod and
+  // the apps kinds run independent replicas, so their pods never add up to a multi-node job.
+  bool multi_node = true;
+  // The dnsPolicy the kind's controller gives a hostNetwork pod that leaves it out; "" when
+  // nothing does (the API server's ClusterFirst). Volcano's webhook sets ClusterFirstWithHostNet.
+  std::string host_network_dns_policy{};
 };
 
 struct Policy {
