@@ -18,6 +18,31 @@
 namespace rw::codec {
 namespace {
 
+// The text of a scalar or key as YAML means it. The input was checked to be UTF-8 before
+// yaml-cpp read it, but yaml-cpp decodes the escapes `\N` and `\_` of a double-quoted scalar
+// into the single bytes 0x85 and 0xA0 (Latin-1) instead of U+0085 and U+00A0, which makes a
+// string that is no UTF-8 (found by tests/fuzz/fuzz_yaml). Such a lone byte is re-encoded;
+// well-formed text, the usual case, is returned as it is.
+std::string ScalarText(const std::string& text) {
+  if (InvalidUtf8At(text) == std::string_view::npos) return text;
+  std::string out;
+  out.reserve(text.size() + 8);
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const std::size_t bad = InvalidUtf8At(std::string_view(text).substr(i));
+    if (bad == std::string_view::npos) {
+      out.append(text, i, std::string::npos);
+      break;
+    }
+    out.append(text, i, bad);
+    const auto byte = static_cast<unsigned char>(text[i + bad]);
+    out.push_back(static_cast<char>(0xC0 | (byte >> 6)));
+    out.push_back(static_cast<char>(0x80 | (byte & 0x3F)));
+    i += bad + 1;
+  }
+  return out;
+}
+
 using nlohmann::json;
 
 // Alias expansion can blow a small text up exponentially ("billion laughs"); past this many
@@ -175,7 +200,7 @@ class Converter {
  private:
   json Scalar(const YAML::Node& node) {
     const std::string& tag = node.Tag();
-    const std::string& text = node.Scalar();
+    const std::string text = ScalarText(node.Scalar());
     if (tag == "!" || tag == "tag:yaml.org,2002:str" || tag == "!!str") return text;
     if (tag == "?" || tag.empty()) return ResolvePlain(text);
     json resolved = ResolvePlain(text);
@@ -191,7 +216,7 @@ class Converter {
     for (const auto& kv : node) {
       if (!kv.first.IsScalar())
         throw ConversionError(Line(kv.first), "mapping keys must be scalars");
-      const std::string& key = kv.first.Scalar();
+      const std::string key = ScalarText(kv.first.Scalar());
       if (key == "<<" && kv.first.Tag() != "!") {
         // The merged mappings land in this one, so their keys' pointers are this mapping's.
         auto merge_one = [&](const YAML::Node& source_node) {

@@ -17,6 +17,19 @@ TEST(ParseStream, MultiDocumentWithEmptyOnesAndLines) {
   EXPECT_EQ(docs[2].line, 4u);
 }
 
+// YAML's escapes \N and \_ are U+0085 and U+00A0; yaml-cpp decodes them into lone Latin-1
+// bytes, a string that is no UTF-8 and does not survive ToYaml (found by tests/fuzz/fuzz_yaml).
+TEST(ParseStream, NextLineAndNoBreakSpaceEscapesAreUtf8) {
+  const auto docs = ParseStream("\"a\\_b\": \"c\\Nd\"\n");
+  ASSERT_EQ(docs.size(), 1u);
+  ASSERT_TRUE(docs[0].value.has_value()) << docs[0].error;
+  EXPECT_EQ(*docs[0].value, (json{{"a\u00a0b", "c\u0085d"}}));
+  const auto again = ParseStream(ToYaml(*docs[0].value));
+  ASSERT_EQ(again.size(), 1u);
+  ASSERT_TRUE(again[0].value.has_value()) << again[0].error;
+  EXPECT_EQ(*again[0].value, *docs[0].value);
+}
+
 TEST(ParseStream, BrokenDocumentLeavesOthersReadable) {
   const auto docs = ParseStream("a: 1\n---\nb: [\n---\nc: 3\n");
   ASSERT_EQ(docs.size(), 3u);
