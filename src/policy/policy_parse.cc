@@ -29,22 +29,9 @@ Mode ModeFrom(const std::string& s) {
   return Mode::kOff;
 }
 
-// The values `mode:` takes: every row's name, then off.
-std::vector<std::string> ModeNames() {
-  std::vector<std::string> names;
-  for (const modes::Row* row : modes::Rows()) names.emplace_back(row->name);
-  names.emplace_back("off");
-  return names;
-}
+using modes::ModeNames;
 
-// The values allowedPaths takes: every mode's path, then plugin, none and unknown (never mixed:
-// it is what a workload is, not a path a namespace can allow).
-std::string AllowedPathNames() {
-  std::vector<std::string> names;
-  for (const modes::Row* row : modes::Rows()) names.emplace_back(row->name);
-  for (const Path p : {Path::kPlugin, Path::kNone, Path::kUnknown}) names.emplace_back(ToString(p));
-  return Fields::Join(names);
-}
+std::string AllowedPathNames() { return Fields::Join(modes::AllowedPathNames()); }
 
 Validation ValidationFrom(const std::string& s) {
   // `warning` is the rules' spelling; accepted here too, so one word works in both places.
