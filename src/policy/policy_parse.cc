@@ -90,8 +90,11 @@ void ReadRules(const json& v, const std::string& path, NamespacePolicy& ns) {
   const auto& ids = KnownRuleIds();
   for (auto it = v.begin(); it != v.end(); ++it) {
     const std::string field = path + "." + it.key();
-    if (std::find(ids.begin(), ids.end(), it.key()) == ids.end())
-      Fail(field, "unknown rule id '" + it.key() + "' (rdma-webhook rules lists them)");
+    if (std::find(ids.begin(), ids.end(), it.key()) == ids.end()) {
+      const std::string hint = DidYouMean(it.key(), {ids.begin(), ids.end()});
+      Fail(field, "unknown rule id '" + it.key() + "'" +
+                      (hint.empty() ? " (rdma-webhook rules lists them)" : hint));
+    }
     std::string level;
     if (it->is_boolean() && !it->get<bool>())
       level = "off";

@@ -26,7 +26,17 @@ INSTANTIATE_TEST_SUITE_P(
     Schema, BadPolicyTest,
     testing::Values(
         BadCase{"unknown_top_level", "gpuResource: [a]", "gpuResource: unknown field"},
-        BadCase{"unknown_nested", "namespaces: [{names: [a], mdoe: sriov}]", "namespaces[0].mdoe"},
+        BadCase{"unknown_nested", "namespaces: [{names: [a], mdoe: sriov}]",
+                "namespaces[0].mdoe: unknown field (did you mean 'mode'?)"},
+        BadCase{"unknown_in_a_section", "defaults: {nccl: {fabrik: ib}}",
+                "defaults.nccl.fabrik: unknown field (did you mean 'fabric'?)"},
+        BadCase{"unknown_far_from_any", "defaults: {nccl: {colour: red}}",
+                "defaults.nccl.colour: unknown field"},
+        BadCase{"misspelt_rule_id", "defaults: {rules: {ipc-lock-mising: off}}",
+                "defaults.rules.ipc-lock-mising: unknown rule id 'ipc-lock-mising' (did you mean "
+                "'ipc-lock-missing'?)"},
+        BadCase{"unknown_rule_id", "defaults: {rules: {foo: off}}",
+                "unknown rule id 'foo' (rdma-webhook rules lists them)"},
         BadCase{"count_zero",
                 "namespaces: [{names: [a]}, {names: [b]}, {names: [c], mode: sriov, sriov: "
                 "{network: rdma-net, count: 0}}]",
