@@ -203,6 +203,45 @@ std::string PolicyOfConfigMap(const json& cm) {
   return text->get<std::string>();
 }
 
+// The JSON pointer of a field path: namespaces[0].nccl.fabric -> /namespaces/0/nccl/fabric. A
+// key holding '.' or '[' splits wrongly; the lookup then lands on an ancestor, still close.
+std::string PointerOf(const std::string& field) {
+  std::string pointer = "/";
+  for (const char c : field) {
+    if (c == '.' || c == '[') {
+      pointer += '/';
+    } else if (c == ']') {
+      continue;
+    } else if (c == '~') {
+      pointer += "~0";
+    } else if (c == '/') {
+      pointer += "~1";
+    } else {
+      pointer += c;
+    }
+  }
+  return pointer;
+}
+
+// The policy of one document, an error carrying the line and column of the field it names. The
+// document's own start ("") is no answer: a JSON document records only that.
+Policy ParseLocated(const codec::SourceDocument& doc, const Policy& base) {
+  try {
+    return ParsePolicyOver(*doc.value, base);
+  } catch (PolicyError& e) {
+    if (e.field().empty()) throw;
+    std::string pointer = PointerOf(e.field());
+    for (; !pointer.empty(); pointer.erase(pointer.rfind('/'))) {
+      if (const auto it = doc.positions.find(pointer); it != doc.positions.end()) {
+        e.line = it->second.line;
+        e.column = it->second.column;
+        break;
+      }
+    }
+    throw;
+  }
+}
+
 }  // namespace
 
 Policy ParsePolicyOver(const json& document, const Policy& base) {
@@ -270,7 +309,7 @@ Policy ParsePolicyOver(const json& document, const Policy& base) {
 Policy ParsePolicy(const json& document) { return ParsePolicyOver(document, DefaultPolicy()); }
 
 Policy ParsePolicyTextOver(std::string_view text, const Policy& base) {
-  auto docs = codec::ParseStream(text);
+  auto docs = codec::ParseStream(text, codec::DuplicateKeys::kRefuse, codec::Positions::kRecord);
   const codec::SourceDocument* found = nullptr;
   for (const auto& d : docs) {
     if (!d.error.empty()) throw PolicyError(d.error);
@@ -280,9 +319,15 @@ Policy ParsePolicyTextOver(std::string_view text, const Policy& base) {
     found = &d;
   }
   if (found == nullptr) throw PolicyError("policy: the file holds no document");
-  if (found->value->is_object() && found->value->value("kind", json()) == "ConfigMap")
-    return ParsePolicyTextOver(PolicyOfConfigMap(*found->value), base);
-  return ParsePolicyOver(*found->value, base);
+  if (found->value->is_object() && found->value->value("kind", json()) == "ConfigMap") {
+    try {
+      return ParsePolicyTextOver(PolicyOfConfigMap(*found->value), base);
+    } catch (PolicyError& e) {
+      e.line = e.column = 0;  // a position in the embedded text, not in this file
+      throw;
+    }
+  }
+  return ParseLocated(*found, base);
 }
 
 Policy ParsePolicyText(std::string_view text) { return ParsePolicyTextOver(text, DefaultPolicy()); }

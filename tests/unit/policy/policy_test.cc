@@ -62,6 +62,39 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"yaml_syntax", "defaults: {mode: [}", "line 1"}),
     [](const auto& p) { return std::string(p.param.name); });
 
+TEST(Policy, ErrorsCarryTheLineAndColumnOfTheField) {
+  try {
+    ParsePolicyText("defaults:\n  mode: sriov\n  validation: strict\n");
+    FAIL() << "accepted";
+  } catch (const PolicyError& e) {
+    EXPECT_EQ(e.field(), "defaults.validation");
+    EXPECT_EQ(e.line, 3u);
+    EXPECT_EQ(e.column, 3u);
+  }
+  try {  // an unknown key in a list item's section
+    ParsePolicyText("namespaces:\n  - names: [a]\n    nccl: {fabrik: ib}\n");
+    FAIL() << "accepted";
+  } catch (const PolicyError& e) {
+    EXPECT_EQ(e.line, 3u);
+    EXPECT_EQ(e.column, 12u);
+  }
+}
+
+TEST(Policy, NoPositionWhereTheFileHasNone) {
+  // JSON records only the document's start; a ConfigMap's lines are those of its embedded text.
+  for (const char* text :
+       {"{\"defaults\": {\"mode\": \"x\"}}",
+        "kind: ConfigMap\ndata:\n  policy.yaml: |\n    defaults:\n      mode: x\n"}) {
+    try {
+      ParsePolicyText(text);
+      FAIL() << "accepted: " << text;
+    } catch (const PolicyError& e) {
+      EXPECT_EQ(e.field(), "defaults.mode") << text;
+      EXPECT_EQ(e.line, 0u) << text;
+    }
+  }
+}
+
 TEST(Policy, UnquotedOffIsOff) {
   const auto p = ParsePolicyText("defaults: {mode: off, validation: off}\n");
   EXPECT_EQ(p.defaults.mode, Mode::kOff);
