@@ -10,8 +10,8 @@
 
 #include "commands.h"
 #include "common.h"
-#include "did_you_mean.h"
 #include "rdma_webhook/build_info.h"
+#include "rdma_webhook/policy/did_you_mean.h"
 
 namespace rw::cli {
 namespace {
@@ -40,8 +40,8 @@ bool ReportUnknownCommand(const CLI::App& app, int argc, char** argv) {
   const std::string typed = argv[1];
   const auto names = CommandNames(app);
   if (std::find(names.begin(), names.end(), typed) != names.end()) return false;
-  std::cerr << "rdma-webhook: error: unknown command '" << typed << "'" << DidYouMean(typed, names)
-            << " (see --help)\n";
+  std::cerr << "rdma-webhook: error: unknown command '" << typed << "'"
+            << policy::DidYouMean(typed, names) << " (see --help)\n";
   return true;
 }
 

@@ -36,7 +36,7 @@ int RunCheck(const CheckFlags& flags) {
       flags.output == "json" ? codec::Positions::kSkip : codec::Positions::kRecord;
   bool any_document = false;
   std::size_t documents = 0, errors = 0, warnings = 0, failing = 0, unreadable = 0;
-  ForEachInput(ManifestInputs(flags), positions, [&](InputDocument&& doc) {
+  const DocumentVisitor visit = [&](InputDocument&& doc) {
     if (!doc.object) {
       unreadable += doc.whole_file ? 0 : 1;  // a missing file is no document
       errors_read.push_back({doc.source, doc.error, doc.file});
@@ -65,7 +65,8 @@ int RunCheck(const CheckFlags& flags) {
       ++unreadable;
       errors_read.push_back({source, e.what(), file});
     }
-  });
+  };
+  ForEachInput(ManifestInputs(flags), positions, visit, false, InputDirectories(flags));
   // An empty file (or only comments, or only empty documents) is no error, but say so.
   if (!any_document && errors_read.empty())
     std::cerr << "note: no documents in the input: nothing to check\n";

@@ -17,6 +17,8 @@ void AddManifestFlags(CLI::App& cmd, ManifestFlags& flags, const std::string& de
   cmd.add_option("-f,--filename", flags.filenames,
                  "manifest file, directory or - (repeatable; as in kubectl)")
       ->allow_extra_args(false);
+  cmd.add_flag("-R,--recursive", flags.recursive,
+               "read directories with their subdirectories (as in kubectl)");
   cmd.add_option("--policy", flags.policy_file, "policy file (default: the embedded policy)");
   cmd.add_option("--namespace,-n", flags.ns, "namespace for documents without metadata.namespace")
       ->capture_default_str();

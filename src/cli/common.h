@@ -19,6 +19,7 @@ struct ManifestFlags {
   std::string ns = "default";
   std::string output;
   std::string fail_on = "error";  // --fail-on: the lowest severity that makes exit code 1
+  bool recursive = false;         // -R: directories with their subdirectories, as in kubectl
 };
 
 // One of the two is required: CLI11 cannot say "either"; the command's callback calls this
@@ -27,6 +28,10 @@ void RequireInputs(const ManifestFlags& flags);
 
 // The inputs to read: the -f files in their order, then the positional ones.
 std::vector<std::string> ManifestInputs(const ManifestFlags& flags);
+// How a directory among them is read: -R descends into its subdirectories.
+inline Directories InputDirectories(const ManifestFlags& flags) {
+  return flags.recursive ? Directories::kRecursive : Directories::kTopLevel;
+}
 
 // Adds the inputs (positional and -f/--filename: at least one is required), --policy,
 // --namespace, --output and --fail-on.

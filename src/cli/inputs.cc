@@ -179,23 +179,43 @@ void ForEachDocumentOf(const std::string& name, const codec::Pull& pull, bool js
                     [&](codec::StreamEntry&& entry) { visit(FromEntry(name, std::move(entry))); });
 }
 
+namespace {
+
+// The manifest files of a directory; `Directories::kRecursive` descends into its
+// subdirectories too (not into symlinked ones, as kubectl's -R does not: no loops). Sets `ec`
+// on an unreadable directory: skipping it, a CI gate would pass on files it never read.
+template <typename Iterator>
+void ManifestFilesOf(const std::string& dir, std::vector<std::string>& files, std::error_code& ec) {
+  for (Iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    // A *.yaml symlink that dangles or loops is read, and fails naming itself (exit 2):
+    // skipped, a CI gate would pass on a file it never read.
+    std::error_code kind_ec;
+    const bool link = it->is_symlink(kind_ec);
+    const bool regular = it->is_regular_file(kind_ec);
+    const bool link_to_nothing =
+        link && !regular && !it->is_directory(kind_ec) && !fs::exists(it->status(kind_ec));
+    if ((regular || link_to_nothing) && IsManifestFile(it->path())) {
+      if (files.size() == kMaxDirectoryFiles) {
+        ec = std::make_error_code(std::errc::value_too_large);
+        return;
+      }
+      files.push_back(it->path().string());
+    }
+  }
+}
+
+}  // namespace
+
 void ForEachInput(const std::vector<std::string>& args, codec::Positions positions,
-                  const DocumentVisitor& visit, bool keep_text) {
+                  const DocumentVisitor& visit, bool keep_text, Directories directories) {
   for (const auto& arg : args) {
     std::vector<std::string> files;
     std::error_code ec;
     if (arg != "-" && fs::is_directory(arg, ec)) {
-      for (const auto& entry : fs::directory_iterator(arg, ec)) {
-        // A *.yaml symlink that dangles or loops is read, and fails naming itself (exit 2):
-        // skipped, a CI gate would pass on a file it never read.
-        std::error_code kind_ec;
-        const bool link = entry.is_symlink(kind_ec);
-        const bool regular = entry.is_regular_file(kind_ec);
-        const bool link_to_nothing =
-            link && !regular && !entry.is_directory(kind_ec) && !fs::exists(entry.status(kind_ec));
-        if ((regular || link_to_nothing) && IsManifestFile(entry.path()))
-          files.push_back(entry.path().string());
-      }
+      if (directories == Directories::kRecursive)
+        ManifestFilesOf<fs::recursive_directory_iterator>(arg, files, ec);
+      else
+        ManifestFilesOf<fs::directory_iterator>(arg, files, ec);
       if (ec) {
         auto doc = Unreadable(arg, "cannot list directory: " + ec.message(), true);
         doc.file = arg;

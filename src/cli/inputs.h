@@ -51,8 +51,14 @@ using DocumentVisitor = std::function<void(InputDocument&&)>;
 // twice (see codec::ReadStream). `keep_text` (for `mutate -o yaml`, which writes a document
 // again in its own order with its comments) reads each file whole, up to 64 MiB, and gives every
 // document its text as written.
+// What a directory argument reads: its *.yaml, *.yml and *.json files, or those of its whole
+// tree (-R). At most kMaxDirectoryFiles per directory argument; past that it is unreadable.
+enum class Directories { kTopLevel, kRecursive };
+inline constexpr std::size_t kMaxDirectoryFiles = 100000;
+
 void ForEachInput(const std::vector<std::string>& args, codec::Positions positions,
-                  const DocumentVisitor& visit, bool keep_text = false);
+                  const DocumentVisitor& visit, bool keep_text = false,
+                  Directories directories = Directories::kTopLevel);
 
 // The documents of one stream named `name` (sources "name#doc..."), e.g. a child process's
 // output; `json_list`: the producer promises one JSON List, read as it arrives.

@@ -100,7 +100,8 @@ int RunMutate(const ManifestFlags& flags) {
     }
     first = false;
   };
-  ForEachInput(ManifestInputs(flags), codec::Positions::kSkip, visit, yaml);
+  ForEachInput(ManifestInputs(flags), codec::Positions::kSkip, visit, yaml,
+               InputDirectories(flags));
   PrintInputErrors(errors_read);
   if (!errors_read.empty()) return kExitError;
   return findings ? kExitFindings : kExitOk;

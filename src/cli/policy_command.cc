@@ -2,6 +2,7 @@
 
 #include "commands.h"
 #include "common.h"
+#include "rdma_webhook/policy/schema.h"
 #include "rdma_webhook/server/policy_loader.h"
 
 namespace rw::cli {
@@ -40,6 +41,15 @@ void AddPolicyCommand(CLI::App& root, std::function<int()>& run) {
         }
       }
       return status;
+    };
+  });
+
+  auto* print_schema =
+      cmd->add_subcommand("schema", "Print the JSON Schema (draft-07) of the policy file");
+  print_schema->callback([&run] {
+    run = [] {
+      std::cout << policy::PolicySchema().dump(2) << "\n";
+      return kExitOk;
     };
   });
 

@@ -5,7 +5,7 @@
 
 #include "commands.h"
 #include "common.h"
-#include "did_you_mean.h"
+#include "rdma_webhook/policy/did_you_mean.h"
 #include "rdma_webhook/rules/diagnosis.h"
 
 namespace rw::cli {
@@ -129,7 +129,7 @@ int RunRules(const RulesFlags& flags) {
     if (found == nullptr) {
       std::vector<std::string> ids;
       for (const auto& r : rules::RuleReferences()) ids.emplace_back(r.id);
-      std::cerr << "rdma-webhook: error: unknown rule '" << id << "'" << DidYouMean(id, ids)
+      std::cerr << "rdma-webhook: error: unknown rule '" << id << "'" << policy::DidYouMean(id, ids)
                 << " (see `rdma-webhook rules`)\n";
       return kExitError;
     }

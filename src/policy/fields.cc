@@ -2,9 +2,7 @@
 
 namespace rw::policy {
 
-void Fail(const std::string& path, const std::string& message) {
-  throw PolicyError(path + ": " + message);
-}
+void Fail(const std::string& path, const std::string& message) { throw PolicyError(path, message); }
 
 bool ValidInterface(std::string_view s) {
   if (s.empty() || s.size() > 15) return false;  // IFNAMSIZ

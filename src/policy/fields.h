@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "rdma_webhook/codec/yaml.h"
+#include "rdma_webhook/policy/did_you_mean.h"
 #include "rdma_webhook/policy/policy.h"
 
 namespace rw::policy {
@@ -88,9 +89,11 @@ class Fields {
     return s;
   }
 
+  // The keys asked for by now are every key the mapping takes: the closest is the suggestion.
   void Done() const {
     for (auto it = object_.begin(); it != object_.end(); ++it)
-      if (!used_.count(it.key())) Fail(Path(it.key()), "unknown field");
+      if (!used_.count(it.key()))
+        Fail(Path(it.key()), "unknown field" + DidYouMean(it.key(), {used_.begin(), used_.end()}));
   }
 
   static std::string Join(const std::vector<std::string>& items) {

@@ -19,6 +19,20 @@ const Row* RowOf(Mode mode) {
   return nullptr;
 }
 
+std::vector<std::string> ModeNames() {
+  std::vector<std::string> names;
+  for (const Row* row : Rows()) names.emplace_back(row->name);
+  names.emplace_back("off");
+  return names;
+}
+
+std::vector<std::string> AllowedPathNames() {
+  std::vector<std::string> names;
+  for (const Row* row : Rows()) names.emplace_back(row->name);
+  for (const Path p : {Path::kPlugin, Path::kNone, Path::kUnknown}) names.emplace_back(ToString(p));
+  return names;
+}
+
 }  // namespace modes
 
 std::string_view ToString(Mode m) {

@@ -29,22 +29,9 @@ Mode ModeFrom(const std::string& s) {
   return Mode::kOff;
 }
 
-// The values `mode:` takes: every row's name, then off.
-std::vector<std::string> ModeNames() {
-  std::vector<std::string> names;
-  for (const modes::Row* row : modes::Rows()) names.emplace_back(row->name);
-  names.emplace_back("off");
-  return names;
-}
+using modes::ModeNames;
 
-// The values allowedPaths takes: every mode's path, then plugin, none and unknown (never mixed:
-// it is what a workload is, not a path a namespace can allow).
-std::string AllowedPathNames() {
-  std::vector<std::string> names;
-  for (const modes::Row* row : modes::Rows()) names.emplace_back(row->name);
-  for (const Path p : {Path::kPlugin, Path::kNone, Path::kUnknown}) names.emplace_back(ToString(p));
-  return Fields::Join(names);
-}
+std::string AllowedPathNames() { return Fields::Join(modes::AllowedPathNames()); }
 
 Validation ValidationFrom(const std::string& s) {
   // `warning` is the rules' spelling; accepted here too, so one word works in both places.
@@ -103,8 +90,11 @@ void ReadRules(const json& v, const std::string& path, NamespacePolicy& ns) {
   const auto& ids = KnownRuleIds();
   for (auto it = v.begin(); it != v.end(); ++it) {
     const std::string field = path + "." + it.key();
-    if (std::find(ids.begin(), ids.end(), it.key()) == ids.end())
-      Fail(field, "unknown rule id '" + it.key() + "' (rdma-webhook rules lists them)");
+    if (std::find(ids.begin(), ids.end(), it.key()) == ids.end()) {
+      const std::string hint = DidYouMean(it.key(), {ids.begin(), ids.end()});
+      Fail(field, "unknown rule id '" + it.key() + "'" +
+                      (hint.empty() ? " (rdma-webhook rules lists them)" : hint));
+    }
     std::string level;
     if (it->is_boolean() && !it->get<bool>())
       level = "off";
@@ -213,6 +203,45 @@ std::string PolicyOfConfigMap(const json& cm) {
   return text->get<std::string>();
 }
 
+// The JSON pointer of a field path: namespaces[0].nccl.fabric -> /namespaces/0/nccl/fabric. A
+// key holding '.' or '[' splits wrongly; the lookup then lands on an ancestor, still close.
+std::string PointerOf(const std::string& field) {
+  std::string pointer = "/";
+  for (const char c : field) {
+    if (c == '.' || c == '[') {
+      pointer += '/';
+    } else if (c == ']') {
+      continue;
+    } else if (c == '~') {
+      pointer += "~0";
+    } else if (c == '/') {
+      pointer += "~1";
+    } else {
+      pointer += c;
+    }
+  }
+  return pointer;
+}
+
+// The policy of one document, an error carrying the line and column of the field it names. The
+// document's own start ("") is no answer: a JSON document records only that.
+Policy ParseLocated(const codec::SourceDocument& doc, const Policy& base) {
+  try {
+    return ParsePolicyOver(*doc.value, base);
+  } catch (PolicyError& e) {
+    if (e.field().empty()) throw;
+    std::string pointer = PointerOf(e.field());
+    for (; !pointer.empty(); pointer.erase(pointer.rfind('/'))) {
+      if (const auto it = doc.positions.find(pointer); it != doc.positions.end()) {
+        e.line = it->second.line;
+        e.column = it->second.column;
+        break;
+      }
+    }
+    throw;
+  }
+}
+
 }  // namespace
 
 Policy ParsePolicyOver(const json& document, const Policy& base) {
@@ -284,7 +313,7 @@ Policy ParsePolicyOver(const json& document, const Policy& base) {
 Policy ParsePolicy(const json& document) { return ParsePolicyOver(document, DefaultPolicy()); }
 
 Policy ParsePolicyTextOver(std::string_view text, const Policy& base) {
-  auto docs = codec::ParseStream(text);
+  auto docs = codec::ParseStream(text, codec::DuplicateKeys::kRefuse, codec::Positions::kRecord);
   const codec::SourceDocument* found = nullptr;
   for (const auto& d : docs) {
     if (!d.error.empty()) throw PolicyError(d.error);
@@ -294,9 +323,15 @@ Policy ParsePolicyTextOver(std::string_view text, const Policy& base) {
     found = &d;
   }
   if (found == nullptr) throw PolicyError("policy: the file holds no document");
-  if (found->value->is_object() && found->value->value("kind", json()) == "ConfigMap")
-    return ParsePolicyTextOver(PolicyOfConfigMap(*found->value), base);
-  return ParsePolicyOver(*found->value, base);
+  if (found->value->is_object() && found->value->value("kind", json()) == "ConfigMap") {
+    try {
+      return ParsePolicyTextOver(PolicyOfConfigMap(*found->value), base);
+    } catch (PolicyError& e) {
+      e.line = e.column = 0;  // a position in the embedded text, not in this file
+      throw;
+    }
+  }
+  return ParseLocated(*found, base);
 }
 
 Policy ParsePolicyText(std::string_view text) { return ParsePolicyTextOver(text, DefaultPolicy()); }

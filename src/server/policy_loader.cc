@@ -37,7 +37,10 @@ PolicyLoad LoadPolicy(Env& env, const std::string& file, FileKinds kinds) {
     return PolicyLoad{std::make_shared<const policy::Policy>(policy::ParsePolicyText(text)),
                       std::nullopt};
   } catch (const policy::PolicyError& e) {
-    return Failed(Kind::kInvalid, file, e.what());
+    PolicyLoad failed = Failed(Kind::kInvalid, file, e.what());
+    failed.error->line = e.line;
+    failed.error->column = e.column;
+    return failed;
   } catch (const std::exception& e) {
     // The YAML reader's own errors (nesting too deep, a bad scalar) are the file's fault too.
     return Failed(Kind::kInvalid, file, e.what());

@@ -1062,6 +1062,25 @@ def example_policies_follow_the_values_schema():
     eq(sriov["defaultNetworks"], ["tke-bridge"], "TKE default networks")
 
 
+SCHEMA_CASES = os.path.join(REPO, "tests", "golden", "policy-schema")
+
+
+@test
+def helm_and_the_binary_agree_on_policy_schema_cases():
+    # The values schema embeds `rdma-webhook policy schema`: Helm itself (not only a Python
+    # validator) must refuse at install what the server refuses at start, and accept what it
+    # accepts. tests/cli/test_policy_schema.py holds the binary's side of the same cases.
+    b = binary()
+    for kind, want_ok in (("valid", True), ("broken", False)):
+        cases = sorted(glob.glob(os.path.join(SCHEMA_CASES, kind, "*.yaml")))
+        assert len(cases) >= 4, cases
+        for f in cases:
+            r = helm_template({"policy": yaml.safe_load(open(f))}, raw=True, expect_ok=False)
+            assert (r.returncode == 0) == want_ok, f"helm template, {kind}/{os.path.basename(f)}:\n{r.stderr}"
+            v = run([b, "policy", "validate", f])
+            assert v.returncode == (0 if want_ok else 1), f"policy validate {kind}/{os.path.basename(f)}:\n{v.stderr}"
+
+
 @test
 def examples_parse_and_name_their_kinds():
     want = {("kubeflow.org/v1", "PyTorchJob"), ("batch/v1", "Job"), ("kubeflow.org/v2beta1", "MPIJob")}

@@ -2,6 +2,7 @@
 YAML, Lists, anchors), unreadable and malformed inputs, and exit codes (docs/cli.md).
 """
 import json
+import os
 import re
 
 import pytest
@@ -468,6 +469,27 @@ def test_text_variants_read_like_kubectl(write, variant):
     r, data = check(write(text))
     assert r.rc == 0, r
     assert [x["path"] for x in data["results"]] == ["sriov", "tcp"], r
+
+
+def test_recursive_directory_inputs(tmp_path):
+    # -R / --recursive, kubectl's flag: the whole tree, in path order; a symlinked directory is
+    # not descended (a link back up would loop), and without -R subdirectories stay unread.
+    d = tmp_path / "manifests"
+    (d / "team-a" / "jobs").mkdir(parents=True)
+    (d / "b.yaml").write_text(dump_docs([m.tcp()]))
+    (d / "team-a" / "a.yaml").write_text(dump_docs([m.host()]))
+    (d / "team-a" / "jobs" / "deep.yml").write_text(dump_docs([m.unknown()]))
+    (d / "team-a" / "notes.txt").write_text("not a manifest: [")
+    os.symlink(d, d / "team-a" / "loop")
+    for flag in ("-R", "--recursive"):
+        r, data = check(flag, d)
+        assert [x["source"] for x in data["results"]] == [
+            f"{d}/b.yaml#0", f"{d}/team-a/a.yaml#0", f"{d}/team-a/jobs/deep.yml#0"], r
+        assert r.rc == 0, r
+    r, data = check(d)
+    assert [x["source"] for x in data["results"]] == [f"{d}/b.yaml#0"], r
+    r = rw("mutate", "-R", "-f", d, "-o", "json")
+    assert r.rc in (0, 1) and "deep.yml" in r.out + r.err, r
 
 
 def test_empty_directory_and_empty_stdin(tmp_path):

@@ -11,10 +11,15 @@ void Read(const nlohmann::json& v, const std::string& path, NamespacePolicy& ns)
   f.Done();
 }
 
+schema::Schema Section() {
+  return schema::Object({{"socketIfname", schema::String()}, {"deviceResource", schema::String()}});
+}
+
 }  // namespace
 
 const Row& HostNetwork() {
-  static constexpr Row kRow{Mode::kHostNetwork, "hostNetwork", Path::kHostNetwork, Read, nullptr};
+  static constexpr Row kRow{
+      Mode::kHostNetwork, "hostNetwork", Path::kHostNetwork, Read, nullptr, Section};
   return kRow;
 }
 

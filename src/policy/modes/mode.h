@@ -5,10 +5,12 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "../fields.h"
+#include "../schema_parts.h"
 #include "rdma_webhook/policy/policy.h"
 
 namespace rw::policy::modes {
@@ -21,6 +23,8 @@ struct Row {
   void (*read)(const nlohmann::json& section, const std::string& path, NamespacePolicy& ns);
   // Fails when a namespace entry chooses the mode but leaves out what it needs; may be nullptr.
   void (*require)(const NamespacePolicy& ns, const Fields& entry);
+  // The JSON Schema of the section `read` accepts (policy schema); nullptr when `read` is.
+  schema::Schema (*section_schema)();
 };
 
 const Row& HostNetwork();
@@ -32,5 +36,10 @@ const Row& Tcp();
 std::span<const Row* const> Rows();
 // The row of `mode`, nullptr for off.
 const Row* RowOf(Mode mode);
+// The values `mode:` takes: every row's name, then off.
+std::vector<std::string> ModeNames();
+// The values allowedPaths takes: every mode's path, then plugin, none and unknown (never mixed:
+// it is what a workload is, not a path a namespace can allow).
+std::vector<std::string> AllowedPathNames();
 
 }  // namespace rw::policy::modes

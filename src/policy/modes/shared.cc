@@ -20,10 +20,17 @@ void Require(const NamespacePolicy& ns, const Fields& entry) {
     Fail(entry.Path("shared.resource"), "mode shared needs a resource");
 }
 
+schema::Schema Section() {
+  return schema::Object({{"resource", schema::String()},
+                         {"count", schema::Count()},
+                         {"network", schema::String()},
+                         {"interface", {{"anyOf", {schema::Interface(), {{"const", ""}}}}}}});
+}
+
 }  // namespace
 
 const Row& Shared() {
-  static constexpr Row kRow{Mode::kShared, "shared", Path::kShared, Read, Require};
+  static constexpr Row kRow{Mode::kShared, "shared", Path::kShared, Read, Require, Section};
   return kRow;
 }
 

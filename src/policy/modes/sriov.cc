@@ -62,10 +62,37 @@ void Require(const NamespacePolicy& ns, const Fields& entry) {
     Fail(entry.Path("sriov.networks"), "mode sriov needs at least one network");
 }
 
+// ReadSriovNetwork's fields: one network, in `networks` or in the short form.
+schema::Schema NetworkFields() {
+  return {
+      {"network",
+       {{"type", "string"}, {"pattern", "^([^/]+/)?[^/@]+$"}, {"description", "[namespace/]name"}}},
+      {"interface", schema::Interface()},
+      {"resource", {{"type", "string"}, {"minLength", 1}}},
+      {"count", schema::Count()}};
+}
+
+schema::Schema Section() {
+  schema::Schema network = schema::Object(NetworkFields());
+  network["required"] = {"network"};
+  schema::Schema fields = {
+      {"annotationKey",
+       {{"type", "string"}, {"pattern", "/"}, {"description", "e.g. k8s.v1.cni.cncf.io/networks"}}},
+      {"defaultNetworks", schema::Strings()},
+      {"networks", {{"type", "array"}, {"items", network}}}};
+  fields.update(NetworkFields());
+  schema::Schema section = schema::Object(fields);
+  // The short form needs its `network`, and it and `networks` exclude each other.
+  section["dependencies"] = {
+      {"interface", {"network"}}, {"resource", {"network"}}, {"count", {"network"}}};
+  section["not"] = {{"required", {"network", "networks"}}};
+  return section;
+}
+
 }  // namespace
 
 const Row& Sriov() {
-  static constexpr Row kRow{Mode::kSriov, "sriov", Path::kSriov, Read, Require};
+  static constexpr Row kRow{Mode::kSriov, "sriov", Path::kSriov, Read, Require, Section};
   return kRow;
 }
 

@@ -4,7 +4,7 @@
 namespace rw::policy::modes {
 
 const Row& Tcp() {
-  static constexpr Row kRow{Mode::kTcp, "tcp", Path::kTcp, nullptr, nullptr};
+  static constexpr Row kRow{Mode::kTcp, "tcp", Path::kTcp, nullptr, nullptr, nullptr};
   return kRow;
 }
 

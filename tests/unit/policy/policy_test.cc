@@ -26,7 +26,17 @@ INSTANTIATE_TEST_SUITE_P(
     Schema, BadPolicyTest,
     testing::Values(
         BadCase{"unknown_top_level", "gpuResource: [a]", "gpuResource: unknown field"},
-        BadCase{"unknown_nested", "namespaces: [{names: [a], mdoe: sriov}]", "namespaces[0].mdoe"},
+        BadCase{"unknown_nested", "namespaces: [{names: [a], mdoe: sriov}]",
+                "namespaces[0].mdoe: unknown field (did you mean 'mode'?)"},
+        BadCase{"unknown_in_a_section", "defaults: {nccl: {fabrik: ib}}",
+                "defaults.nccl.fabrik: unknown field (did you mean 'fabric'?)"},
+        BadCase{"unknown_far_from_any", "defaults: {nccl: {colour: red}}",
+                "defaults.nccl.colour: unknown field"},
+        BadCase{"misspelt_rule_id", "defaults: {rules: {ipc-lock-mising: off}}",
+                "defaults.rules.ipc-lock-mising: unknown rule id 'ipc-lock-mising' (did you mean "
+                "'ipc-lock-missing'?)"},
+        BadCase{"unknown_rule_id", "defaults: {rules: {foo: off}}",
+                "unknown rule id 'foo' (rdma-webhook rules lists them)"},
         BadCase{"count_zero",
                 "namespaces: [{names: [a]}, {names: [b]}, {names: [c], mode: sriov, sriov: "
                 "{network: rdma-net, count: 0}}]",
@@ -56,6 +66,39 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"not_a_mapping", "- a\n- b\n", "policy"},
         BadCase{"yaml_syntax", "defaults: {mode: [}", "line 1"}),
     [](const auto& p) { return std::string(p.param.name); });
+
+TEST(Policy, ErrorsCarryTheLineAndColumnOfTheField) {
+  try {
+    ParsePolicyText("defaults:\n  mode: sriov\n  validation: strict\n");
+    FAIL() << "accepted";
+  } catch (const PolicyError& e) {
+    EXPECT_EQ(e.field(), "defaults.validation");
+    EXPECT_EQ(e.line, 3u);
+    EXPECT_EQ(e.column, 3u);
+  }
+  try {  // an unknown key in a list item's section
+    ParsePolicyText("namespaces:\n  - names: [a]\n    nccl: {fabrik: ib}\n");
+    FAIL() << "accepted";
+  } catch (const PolicyError& e) {
+    EXPECT_EQ(e.line, 3u);
+    EXPECT_EQ(e.column, 12u);
+  }
+}
+
+TEST(Policy, NoPositionWhereTheFileHasNone) {
+  // JSON records only the document's start; a ConfigMap's lines are those of its embedded text.
+  for (const char* text :
+       {"{\"defaults\": {\"mode\": \"x\"}}",
+        "kind: ConfigMap\ndata:\n  policy.yaml: |\n    defaults:\n      mode: x\n"}) {
+    try {
+      ParsePolicyText(text);
+      FAIL() << "accepted: " << text;
+    } catch (const PolicyError& e) {
+      EXPECT_EQ(e.field(), "defaults.mode") << text;
+      EXPECT_EQ(e.line, 0u) << text;
+    }
+  }
+}
 
 TEST(Policy, UnquotedOffIsOff) {
   const auto p = ParsePolicyText("defaults: {mode: off, validation: off}\n");

@@ -77,7 +77,9 @@ TEST(LoadPolicy, TypesEachFailure) {
   EXPECT_EQ(bad.policy, nullptr);
   EXPECT_EQ(bad.error->kind, PolicyLoadError::Kind::kInvalid);
   EXPECT_NE(bad.error->detail.find("warpDrive"), std::string::npos);
-  EXPECT_EQ(bad.error->Message().rfind("/p/bad.yaml: ", 0), 0u);
+  // file:line:col first, where the field is written, as editors and CI annotate it.
+  EXPECT_EQ(bad.error->Message().rfind("/p/bad.yaml:3:12: defaults.mode: ", 0), 0u)
+      << bad.error->Message();
 
   EXPECT_EQ(LoadPolicy(env, "/p/zero", FileKinds::kAny).error->kind,
             PolicyLoadError::Kind::kTooLarge);

@@ -121,6 +121,17 @@ struct Policy {
 class PolicyError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+  // "<field>: <message>", the field as a path such as namespaces[0].nccl.fabric.
+  PolicyError(const std::string& field, const std::string& message)
+      : std::runtime_error(field + ": " + message), field_(field) {}
+  const std::string& field() const { return field_; }  // "" when the error names no field
+  // Where the field is written in the policy text, 1-based; 0 when not known (a JSON document,
+  // a policy held in a ConfigMap, an error about no single field).
+  std::size_t line = 0;
+  std::size_t column = 0;
+
+ private:
+  std::string field_;
 };
 
 Policy ParsePolicy(const nlohmann::json& document);

@@ -21,8 +21,14 @@ struct PolicyLoadError {
   Kind kind;
   std::string file;
   std::string detail;  // without the file name
-  // "<file>: <detail>".
-  std::string Message() const { return file + ": " + detail; }
+  // Where in the file, 1-based, when known (0 otherwise): editors and CI annotate file:line:col.
+  std::size_t line = 0;
+  std::size_t column = 0;
+  // "<file>:<line>:<col>: <detail>", or "<file>: <detail>" without a position.
+  std::string Message() const {
+    if (line == 0) return file + ": " + detail;
+    return file + ":" + std::to_string(line) + ":" + std::to_string(column) + ": " + detail;
+  }
 };
 
 struct PolicyLoad {

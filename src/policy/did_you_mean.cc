@@ -1,13 +1,13 @@
-#include "did_you_mean.h"
+#include "rdma_webhook/policy/did_you_mean.h"
 
 #include <algorithm>
 #include <limits>
 
-namespace rw::cli {
+namespace rw::policy {
 namespace {
 
-// Optimal string alignment distance. The inputs are command names and rule ids typed on a
-// command line: short, so the quadratic table is a few hundred cells.
+// Optimal string alignment distance. The inputs are command names, rule ids and policy keys:
+// Closest refuses any longer than 128 characters, so the quadratic table stays small.
 std::size_t Distance(std::string_view a, std::string_view b) {
   std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
   for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
@@ -47,4 +47,4 @@ std::string DidYouMean(std::string_view typed, const std::vector<std::string>& c
   return closest.empty() ? "" : " (did you mean '" + closest + "'?)";
 }
 
-}  // namespace rw::cli
+}  // namespace rw::policy
