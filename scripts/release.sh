@@ -52,6 +52,12 @@ if [ -f build-static/build.ninja ] && [ -x build-static/rdma-webhook ] &&
   note "build-static/ was configured at another commit: configuring it again for $head_commit"
   cmake build-static >/dev/null
 fi
+# $RW_PROJECT_URL, the repository's web address, makes `check -o sarif` link each rule to
+# docs/rules.md at the tag v<version> (helpUri); a build-static/ configured before is told too,
+# and told again when it is unset, so an old address never leaks into a release.
+if [ -f build-static/build.ninja ]; then
+  cmake -DRW_PROJECT_URL="${RW_PROJECT_URL:-}" build-static >/dev/null
+fi
 git diff --quiet HEAD -- 2>/dev/null ||
   note "WARNING: the work tree has uncommitted changes: these artefacts are not exactly commit $head_commit"
 WORK="$(mktemp -d)"
@@ -138,7 +144,7 @@ metadata:
   name: rdma
 spec:
   version: v$VERSION
-  homepage: ${RW_RELEASE_HOMEPAGE:-$base}
+  homepage: ${RW_RELEASE_HOMEPAGE:-${RW_PROJECT_URL:-$base}}
   shortDescription: Check and explain RDMA settings of training workloads
   description: |
     kubectl rdma checks manifests and live workloads for the RDMA, SR-IOV,

@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "config_file.h"
 #include "inputs.h"
 #include "rdma_webhook/policy/policy.h"
 #include "rdma_webhook/rules/diagnosis.h"
@@ -20,6 +21,8 @@ struct ManifestFlags {
   std::string output;
   std::string fail_on = "error";  // --fail-on: the lowest severity that makes exit code 1
   bool recursive = false;         // -R: directories with their subdirectories, as in kubectl
+  ConfigFlags config;             // --config, --no-config
+  std::vector<std::string> disabled_rules;  // from the configuration file's disableRules
 };
 
 // One of the two is required: CLI11 cannot say "either"; the command's callback calls this
@@ -34,16 +37,26 @@ inline Directories InputDirectories(const ManifestFlags& flags) {
 }
 
 // Adds the inputs (positional and -f/--filename: at least one is required), --policy,
-// --namespace, --output and --fail-on.
+// --namespace, --output, --fail-on, --config and --no-config.
 void AddManifestFlags(CLI::App& cmd, ManifestFlags& flags, const std::string& default_output,
                       const std::vector<std::string>& outputs);
+
+// ApplyConfig for check and mutate: policy, namespace, output, failOn and disableRules.
+bool ApplyManifestConfig(const CLI::App& cmd, const std::string& command, ManifestFlags& flags,
+                         const std::vector<std::string>& outputs);
+
+// `policy` with every rule of `ids` turned off in every namespace (the configuration file's
+// disableRules), or `policy` itself when there are none.
+std::shared_ptr<const policy::Policy> WithRulesOff(std::shared_ptr<const policy::Policy> policy,
+                                                   const std::vector<std::string>& ids);
 
 // The policy named by --policy, or the embedded default. Throws std::runtime_error naming the
 // file and the field.
 std::shared_ptr<const policy::Policy> LoadPolicy(const std::string& file);
 
-// LoadPolicy, or nullptr after printing the error on stderr.
-std::shared_ptr<const policy::Policy> LoadPolicyOrReport(const std::string& file);
+// LoadPolicy (with the rules of `disabled` off), or nullptr after printing the error on stderr.
+std::shared_ptr<const policy::Policy> LoadPolicyOrReport(
+    const std::string& file, const std::vector<std::string>& disabled = {});
 
 // Whether findings of `severity` make the exit code 1 under --fail-on.
 bool FailsOn(const std::string& fail_on, rules::Severity severity);

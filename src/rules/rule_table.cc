@@ -867,6 +867,44 @@ spec:
       emptyDir: {medium: Memory}
 )y",
         .example_severity = S::kWarning}},
+      {"invalid-ignore-check",
+       S::kWarning,
+       InvalidIgnoreCheck,
+       {.summary = "an ignore-check annotation suppresses nothing",
+        .fires = "an annotation `ignore-check.rdma-webhook.io/<rule-id>` on the object's or a pod "
+                 "template's metadata names no rule id (a typo: the closest id is suggested), or "
+                 "names `path-not-allowed` or `policy-conflict`, which carry the namespace's "
+                 "policy and are not the workload's to suppress",
+        .why = "the finding the annotation was written for still stands: under `validation: "
+               "deny` the workload is still refused, and the reason written in the annotation "
+               "suggests to a reader that it was accepted on purpose",
+        .fix = "spell the rule id as `rdma-webhook rules` lists it, or remove the annotation and "
+               "ask the policy's owner to change the namespace's policy",
+        .example = R"y(apiVersion: v1
+kind: Pod
+metadata:
+  name: train
+  annotations:
+    k8s.v1.cni.cncf.io/networks: sriov-rdma-net@eth1
+    ignore-check.rdma-webhook.io/shm-to-small: "the image sets NCCL_SHM_DISABLE=1"
+spec:
+  containers:
+    - name: trainer
+      image: registry.example.com/ml/train:1.0
+      securityContext:
+        capabilities:
+          add: [IPC_LOCK]
+      resources:
+        limits:
+          nvidia.com/gpu: 8
+          rdma/vf: 1
+      volumeMounts:
+        - {name: dshm, mountPath: /dev/shm}
+  volumes:
+    - name: dshm
+      emptyDir: {medium: Memory}
+)y",
+        .example_severity = S::kWarning}},
   };
   return kRules;
 }
