@@ -11,6 +11,7 @@
 
 #include "check_reports.h"
 #include "cluster.h"
+#include "cluster_catalogue.h"
 #include "commands.h"
 #include "common.h"
 #include "judge.h"
@@ -123,11 +124,14 @@ json KindsJson(const KindPlan& plan) {
 int RunAudit(const AuditFlags& flags) {
   ClusterPolicy policy;
   KindPlan plan;
+  Discovery found;
   try {
     policy = ResolveClusterPolicy(flags.policy_file, flags.policy_configmap, flags.cluster,
                                   {flags.all_namespaces, flags.ns});
     policy.policy = WithRulesOff(policy.policy, flags.disabled_rules);
-    plan = DiscoverKinds(*policy.policy, flags.cluster);
+    found = Discover(flags.cluster);
+    plan = PlanKinds(*policy.policy, found.served);
+    plan.warning = found.warning;
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";
     return kExitError;
@@ -142,6 +146,10 @@ int RunAudit(const AuditFlags& flags) {
     std::cerr << "error: the cluster serves none of the policy's workload kinds\n";
     return kExitError;
   }
+  // The cluster's DeviceClasses, claims and NADs, listed where the workloads are.
+  ClusterCatalogue cluster =
+      ReadClusterCatalogue(flags.cluster, found.served, {flags.all_namespaces, flags.ns, false});
+  for (const auto& w : cluster.warnings) std::cerr << "warning: " << w << "\n";
   std::set<std::pair<std::string, std::string>> listed;
   for (const auto& s : plan.served) listed.insert({s.kind->group, s.kind->kind});
 
@@ -173,7 +181,7 @@ int RunAudit(const AuditFlags& flags) {
           if (ns.empty()) ns = kClusterScoped;
           const std::string source = doc.source;
           try {
-            Checked c = Judge(std::move(doc), *policy.policy, "default", false);
+            Checked c = Judge(std::move(doc), *policy.policy, "default", false, cluster.catalogue);
             // A live object is named as kubectl names it, not by its place in
             // kubectl's output.
             c.source = (ns == kClusterScoped ? "" : ns + "/") + c.kind + "/" + c.name;

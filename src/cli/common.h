@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cluster.h"
 #include "config_file.h"
 #include "inputs.h"
 #include "rdma_webhook/policy/policy.h"
@@ -21,7 +22,11 @@ struct ManifestFlags {
   std::string output;
   std::string fail_on = "error";  // --fail-on: the lowest severity that makes exit code 1
   bool recursive = false;         // -R: directories with their subdirectories, as in kubectl
-  ConfigFlags config;             // --config, --no-config
+  // --cluster: also read the cluster's DeviceClasses, claims and NADs through kubectl
+  // (--context, --kubeconfig pick the cluster).
+  bool cluster = false;
+  ClusterFlags cluster_flags;
+  ConfigFlags config;                       // --config, --no-config
   std::vector<std::string> disabled_rules;  // from the configuration file's disableRules
 };
 
@@ -37,7 +42,8 @@ inline Directories InputDirectories(const ManifestFlags& flags) {
 }
 
 // Adds the inputs (positional and -f/--filename: at least one is required), --policy,
-// --namespace, --output, --fail-on, --config and --no-config.
+// --namespace, --output, --fail-on, --cluster (with --context, --kubeconfig), --config and
+// --no-config.
 void AddManifestFlags(CLI::App& cmd, ManifestFlags& flags, const std::string& default_output,
                       const std::vector<std::string>& outputs);
 
