@@ -1,9 +1,11 @@
 // invalid-ignore-check: an ignore-check annotation that suppresses nothing, because it names no
 // rule (a typo would otherwise leave the finding it meant in force without a word) or a rule
-// only the policy decides.
+// only the policy decides. Its reference and example: ../docs/invalid-ignore-check.yaml.
+#include <algorithm>
+
+#include "../context.h"
 #include "rdma_webhook/policy/did_you_mean.h"
 #include "rdma_webhook/rules/suppression.h"
-#include "rule_functions.h"
 
 namespace rw::rules {
 namespace {
@@ -11,7 +13,7 @@ namespace {
 void CheckAnnotations(const std::map<std::string, std::string>& annotations,
                       const std::string& metadata, const Rule& rule, Findings& out) {
   std::vector<std::string> ids;
-  for (const auto& r : Rules()) ids.push_back(std::string(r.id));
+  for (const auto* r : Rules()) ids.push_back(std::string(r->id));
   for (const auto& [key, reason] : annotations) {
     if (key.compare(0, kIgnoreCheckPrefix.size(), kIgnoreCheckPrefix) != 0) continue;
     const std::string id = key.substr(kIgnoreCheckPrefix.size());
@@ -35,13 +37,21 @@ void CheckAnnotations(const std::map<std::string, std::string>& annotations,
   }
 }
 
-}  // namespace
-
 void InvalidIgnoreCheck(const Context& ctx, const Rule& rule, Findings& out) {
   if (ctx.w.kind_row == nullptr) return;  // not a workload: nothing is judged to suppress
   CheckAnnotations(ctx.w.annotations, "/metadata", rule, out);
   for (const auto& t : ctx.w.templates)
     if (!t.pointer.empty()) CheckAnnotations(t.annotations, t.MetadataPointer(), rule, out);
 }
+
+}  // namespace
+
+namespace catalog {
+extern const Rule invalid_ignore_check;
+const Rule invalid_ignore_check = {.id = "invalid-ignore-check",
+                                   .severity = Severity::kWarning,
+                                   .check = InvalidIgnoreCheck,
+                                   .position = 250};
+}  // namespace catalog
 
 }  // namespace rw::rules
