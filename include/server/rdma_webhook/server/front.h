@@ -13,6 +13,7 @@
 
 #include "rdma_webhook/admission/webhook.h"
 #include "rdma_webhook/policy/policy.h"
+#include "rdma_webhook/server/cluster_snapshot.h"
 #include "rdma_webhook/server/metrics.h"
 
 namespace rw::server {
@@ -86,6 +87,13 @@ class Front {
   void UsePolicy(std::shared_ptr<const policy::Policy> policy) { policy_.store(std::move(policy)); }
   std::size_t max_body_bytes() const { return max_body_bytes_; }
 
+  // The cluster's objects in force (null until the watch publishes, and without --watch-cluster).
+  std::shared_ptr<const ClusterSnapshot> cluster() const { return cluster_.load(); }
+  // Requests that start after this call read `snapshot`; those in flight keep theirs.
+  void UseCluster(std::shared_ptr<const ClusterSnapshot> snapshot) {
+    cluster_.store(std::move(snapshot));
+  }
+
   // /readyz: 503 "starting" until MarkReady, 503 "shutting down" from MarkTerminating on.
   void MarkReady() { ready_ = true; }
   // Returns whether termination had already begun (a second SIGTERM changes nothing).
@@ -96,6 +104,7 @@ class Front {
 
   std::size_t max_body_bytes_;
   std::atomic<std::shared_ptr<const policy::Policy>> policy_;
+  std::atomic<std::shared_ptr<const ClusterSnapshot>> cluster_;
   Metrics& metrics_;
   admission::Webhook webhook_;
   std::atomic<bool> ready_{false};
