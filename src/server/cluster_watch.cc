@@ -61,15 +61,24 @@ net::awaitable<void> ClusterWatch::PublishLater() {
   timer.expires_after(options_.debounce);
   co_await timer.async_wait(kTuple);
   publish_pending_ = false;
-  auto snapshot = std::make_shared<ClusterSnapshot>();
   std::size_t total = 0;
   for (const auto& reflector : reflectors_) total += reflector->store().size();
-  snapshot->objects.reserve(total);
+  std::vector<nlohmann::json> objects;
+  objects.reserve(total);
+  // A kind that was listed is known to the catalogue even with no object: "no such DeviceClass"
+  // is then a finding, where a kind not served or not allowed stays unknown.
+  std::vector<catalogue::Listing> listed;
   for (const auto& reflector : reflectors_) {
-    reflector->store().CopyTo(snapshot->objects);
-    if (reflector->listed()) snapshot->listed.push_back(reflector->kind().Name());
+    reflector->store().CopyTo(objects);
+    if (reflector->listed()) {
+      listed.push_back({std::string(reflector->kind().group), std::string(reflector->kind().kind),
+                        std::nullopt});
+    }
   }
-  metrics_.CountSnapshot(snapshot->objects.size());
+  auto snapshot = std::make_shared<const catalogue::Catalogue>(
+      catalogue::Catalogue::From(objects, catalogue::Source::kCluster, std::move(listed)));
+  objects = {};
+  metrics_.CountSnapshot(snapshot->size());
   publish_(std::move(snapshot));
 }
 

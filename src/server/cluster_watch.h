@@ -12,7 +12,7 @@
 #include <boost/asio/strand.hpp>
 
 #include "kube_client.h"
-#include "rdma_webhook/server/cluster_snapshot.h"
+#include "rdma_webhook/catalogue/catalogue.h"
 #include "rdma_webhook/server/env.h"
 #include "rdma_webhook/server/metrics.h"
 #include "rdma_webhook/server/watch_options.h"
@@ -22,7 +22,7 @@ namespace rw::server {
 
 class ClusterWatch {
  public:
-  using Publish = std::function<void(std::shared_ptr<const ClusterSnapshot>)>;
+  using Publish = std::function<void(std::shared_ptr<const catalogue::Catalogue>)>;
   // `publish` receives every new snapshot; `ready` is called once. Both run on the watch's
   // strand. Throws std::invalid_argument when the API server cannot be found (not in a pod and
   // no --kube-api-server).

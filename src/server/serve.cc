@@ -49,8 +49,8 @@ class Server {
     if (options_.watch.enabled) {
       watch_.emplace(
           options_.watch, Env::Default(), metrics_,
-          [this](std::shared_ptr<const ClusterSnapshot> snapshot) {
-            front_.UseCluster(std::move(snapshot));
+          [this](std::shared_ptr<const catalogue::Catalogue> catalogue) {
+            front_.UseCatalogue(std::move(catalogue));
           },
           [this] { front_.MarkReady(); });
     }

@@ -12,8 +12,8 @@
 #include <string_view>
 
 #include "rdma_webhook/admission/webhook.h"
+#include "rdma_webhook/catalogue/catalogue.h"
 #include "rdma_webhook/policy/policy.h"
-#include "rdma_webhook/server/cluster_snapshot.h"
 #include "rdma_webhook/server/metrics.h"
 
 namespace rw::server {
@@ -87,11 +87,12 @@ class Front {
   void UsePolicy(std::shared_ptr<const policy::Policy> policy) { policy_.store(std::move(policy)); }
   std::size_t max_body_bytes() const { return max_body_bytes_; }
 
-  // The cluster's objects in force (null until the watch publishes, and without --watch-cluster).
-  std::shared_ptr<const ClusterSnapshot> cluster() const { return cluster_.load(); }
-  // Requests that start after this call read `snapshot`; those in flight keep theirs.
-  void UseCluster(std::shared_ptr<const ClusterSnapshot> snapshot) {
-    cluster_.store(std::move(snapshot));
+  // The cluster's objects in force: null until the watch publishes (and without
+  // --watch-cluster), when reviews read an empty catalogue.
+  std::shared_ptr<const catalogue::Catalogue> catalogue() const { return catalogue_.load(); }
+  // Requests that start after this call read `catalogue`; those in flight keep theirs.
+  void UseCatalogue(std::shared_ptr<const catalogue::Catalogue> catalogue) {
+    catalogue_.store(std::move(catalogue));
   }
 
   // /readyz: 503 "starting" until MarkReady, 503 "shutting down" from MarkTerminating on.
@@ -104,7 +105,7 @@ class Front {
 
   std::size_t max_body_bytes_;
   std::atomic<std::shared_ptr<const policy::Policy>> policy_;
-  std::atomic<std::shared_ptr<const ClusterSnapshot>> cluster_;
+  std::atomic<std::shared_ptr<const catalogue::Catalogue>> catalogue_;
   Metrics& metrics_;
   admission::Webhook webhook_;
   std::atomic<bool> ready_{false};
