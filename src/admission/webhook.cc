@@ -124,7 +124,8 @@ bool PodTemplateChanged(const json& old_object, const json& new_object,
                                        workload::Workload::Read(new_object, policy, ns), policy);
 }
 
-Decision Decide(Endpoint endpoint, Request request, const policy::Policy& policy) {
+Decision Decide(Endpoint endpoint, Request request, const policy::Policy& policy,
+                const catalogue::Catalogue& catalogue) {
   Decision d = Pass(request, policy);
   // DELETE and CONNECT carry nothing to judge; subresources (status, scale) never touch a
   // template.
@@ -140,7 +141,7 @@ Decision Decide(Endpoint endpoint, Request request, const policy::Policy& policy
       return d;
     }
     if (endpoint == Endpoint::kMutate) {
-      mutate::Mutation m = mutate::Mutate(w, std::move(request.object), policy);
+      mutate::Mutation m = mutate::Mutate(w, std::move(request.object), policy, catalogue);
       if (!m.patch.empty()) d.response.patch = m.patch.dump();
       for (const auto& f : m.overrides) AddWarning(d.response.warnings, f);
       d.findings = std::move(m.overrides);
@@ -148,7 +149,7 @@ Decision Decide(Endpoint endpoint, Request request, const policy::Policy& policy
       d.response.audit_annotations["path"] = d.path;
       return d;
     }
-    rules::Diagnosis diag = rules::Diagnose(w, policy);
+    rules::Diagnosis diag = rules::Diagnose(w, policy, catalogue);
     d.path = std::string(policy::ToString(diag.path));
     d.response.audit_annotations["path"] = d.path;
     Answer(endpoint, request, rules::Judge(diag, request.object), d);
@@ -163,8 +164,8 @@ Decision Decide(Endpoint endpoint, Request request, const policy::Policy& policy
 Webhook::Webhook() : decide_(Decide) {}
 Webhook::Webhook(DecideFunction decide) : decide_(std::move(decide)) {}
 
-Outcome Webhook::Handle(Endpoint endpoint, std::string_view body,
-                        const policy::Policy& policy) const noexcept {
+Outcome Webhook::Handle(Endpoint endpoint, std::string_view body, const policy::Policy& policy,
+                        const catalogue::Catalogue& catalogue) const noexcept {
   Outcome out;
   std::string api_version;
   try {
@@ -195,7 +196,7 @@ Outcome Webhook::Handle(Endpoint endpoint, std::string_view body,
       out.name = ObjectName(request, subject);
     }
     const std::string uid = request.uid;
-    out.decision = decide_(endpoint, std::move(request), policy);
+    out.decision = decide_(endpoint, std::move(request), policy, catalogue);
     out.decision.response.uid = uid;
     out.body = EncodeReview(api_version, out.decision.response);
     out.allowed = out.decision.response.allowed;

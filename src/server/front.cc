@@ -206,7 +206,9 @@ Answer Front::Decide(Screening screening, const Request& request) const {
   const auto endpoint =
       route == Route::kMutate ? admission::Endpoint::kMutate : admission::Endpoint::kValidate;
   const auto policy = policy_.load();
-  admission::Outcome outcome = webhook_.Handle(endpoint, request.body, *policy);
+  const auto catalogue = catalogue_.load();
+  admission::Outcome outcome = webhook_.Handle(
+      endpoint, request.body, *policy, catalogue ? *catalogue : catalogue::Catalogue::Empty());
   RecordAdmission(endpoint, outcome, metrics_);
   Answer answer;
   answer.status = outcome.http_status;

@@ -26,8 +26,7 @@ std::string Number(double v) {
   return std::string(buf, result.ptr);
 }
 
-void Family(std::string& out, std::string_view name, std::string_view type, std::string_view help,
-            const std::map<std::string, std::uint64_t>& series) {
+void Head(std::string& out, std::string_view name, std::string_view type, std::string_view help) {
   out += "# HELP ";
   out += name;
   out += ' ';
@@ -37,9 +36,23 @@ void Family(std::string& out, std::string_view name, std::string_view type, std:
   out += ' ';
   out += type;
   out += '\n';
+}
+
+void Family(std::string& out, std::string_view name, std::string_view type, std::string_view help,
+            const std::map<std::string, std::uint64_t>& series) {
+  Head(out, name, type, help);
   for (const auto& [labels, value] : series) {
     out += name;
     out += '{' + labels + "} " + std::to_string(value) + '\n';
+  }
+}
+
+void Gauges(std::string& out, std::string_view name, std::string_view help,
+            const std::map<std::string, double>& series) {
+  Head(out, name, "gauge", help);
+  for (const auto& [labels, value] : series) {
+    out += name;
+    out += '{' + labels + "} " + Number(value) + '\n';
   }
 }
 
@@ -124,6 +137,42 @@ void Metrics::SetCertificateExpiry(std::int64_t not_after_unix_seconds) {
   certificate_not_after_ = not_after_unix_seconds;
 }
 
+void Metrics::SetWatchSynced(std::string_view resource, bool synced) {
+  const std::string key = Labels({{"resource", resource}});
+  std::lock_guard lock(mu_);
+  watch_synced_[key] = synced ? 1 : 0;
+}
+
+void Metrics::SetWatchObjects(std::string_view resource, std::size_t objects) {
+  const std::string key = Labels({{"resource", resource}});
+  std::lock_guard lock(mu_);
+  watch_objects_[key] = static_cast<double>(objects);
+}
+
+void Metrics::SetWatchLastEvent(std::string_view resource, double unix_seconds) {
+  const std::string key = Labels({{"resource", resource}});
+  std::lock_guard lock(mu_);
+  watch_last_event_[key] = unix_seconds;
+}
+
+void Metrics::CountWatchList(std::string_view resource, std::string_view result) {
+  const std::string key = Labels({{"resource", resource}, {"result", result}});
+  std::lock_guard lock(mu_);
+  ++watch_lists_[key];
+}
+
+void Metrics::CountWatchEvent(std::string_view resource, std::string_view type) {
+  const std::string key = Labels({{"resource", resource}, {"type", type}});
+  std::lock_guard lock(mu_);
+  ++watch_events_[key];
+}
+
+void Metrics::CountSnapshot(std::size_t objects) {
+  std::lock_guard lock(mu_);
+  ++snapshots_;
+  snapshot_objects_ = objects;
+}
+
 std::string Metrics::Render() const {
   std::lock_guard lock(mu_);
   std::string out;
@@ -168,6 +217,29 @@ std::string Metrics::Render() const {
         "rdma_webhook_certificate_expiry_timestamp_seconds gauge\n"
         "rdma_webhook_certificate_expiry_timestamp_seconds " +
         std::to_string(*certificate_not_after_) + '\n';
+  }
+  if (!watch_synced_.empty()) {
+    Gauges(out, "rdma_webhook_watch_synced",
+           "1 once the resource's first LIST completed (and it is served and allowed).",
+           watch_synced_);
+    Gauges(out, "rdma_webhook_watch_objects", "Objects of the resource in the watch's store.",
+           watch_objects_);
+    Gauges(out, "rdma_webhook_watch_last_event_timestamp_seconds",
+           "When the resource's last LIST or watch event came in, Unix seconds.",
+           watch_last_event_);
+    Family(out, "rdma_webhook_watch_lists_total", "counter", "LISTs of a resource, by result.",
+           watch_lists_);
+    Family(out, "rdma_webhook_watch_events_total", "counter", "Watch events, by type.",
+           watch_events_);
+    out +=
+        "# HELP rdma_webhook_cluster_snapshots_total Snapshots of the cluster's objects "
+        "published to the webhook.\n# TYPE rdma_webhook_cluster_snapshots_total counter\n"
+        "rdma_webhook_cluster_snapshots_total " +
+        std::to_string(snapshots_) +
+        "\n# HELP rdma_webhook_cluster_snapshot_objects Objects in the snapshot in force.\n"
+        "# TYPE rdma_webhook_cluster_snapshot_objects "
+        "gauge\nrdma_webhook_cluster_snapshot_objects " +
+        std::to_string(snapshot_objects_) + '\n';
   }
   out +=
       "# HELP rdma_webhook_build_info The running build.\n# TYPE rdma_webhook_build_info "

@@ -7,11 +7,13 @@
 #include <csignal>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
 
+#include "cluster_watch.h"
 #include "lifecycle.h"
 #include "listener.h"
 #include "rdma_webhook/server/connections.h"
@@ -44,6 +46,14 @@ class Server {
         ioc_(static_cast<int>(threads_)),
         listener_(ioc_, sessions_),
         lifecycle_(ioc_, options_, front_, listener_, connections_, metrics_) {
+    if (options_.watch.enabled) {
+      watch_.emplace(
+          options_.watch, Env::Default(), metrics_,
+          [this](std::shared_ptr<const catalogue::Catalogue> catalogue) {
+            front_.UseCatalogue(std::move(catalogue));
+          },
+          [this] { front_.MarkReady(); });
+    }
     listener_.Open();
   }
 
@@ -70,6 +80,8 @@ class Server {
   boost::asio::io_context ioc_;
   Listener listener_;
   Lifecycle lifecycle_;
+  // After ioc_: it holds a strand of it (cluster_watch.h).
+  std::optional<ClusterWatch> watch_;
 };
 
 void Server::RunLoop() {
@@ -92,7 +104,12 @@ void Server::RunLoop() {
 int Server::Run() {
   listener_.Start();
   lifecycle_.Start();
-  front_.MarkReady();
+  // With the watch, /readyz waits for the first LIST of every kind (or its timeout).
+  if (watch_) {
+    watch_->Start(ioc_);
+  } else {
+    front_.MarkReady();
+  }
   if (connections_.limit() < options_.max_connections) {
     log::Event(Level::kWarn, "--max-connections lowered to what the descriptor limit allows",
                {{"requested", options_.max_connections},
@@ -108,7 +125,8 @@ int Server::Run() {
               {"maxBufferedBytes", budget_.capacity()},
               {"policy", options_.policy_file.empty() ? "embedded default" : options_.policy_file},
               {"policyHash", front_.policy()->hash},
-              {"clientCertificates", !options_.client_ca.empty()}});
+              {"clientCertificates", !options_.client_ca.empty()},
+              {"watchCluster", options_.watch.enabled}});
   std::vector<std::thread> pool;
   for (unsigned i = 1; i < threads_; ++i) pool.emplace_back([this] { RunLoop(); });
   RunLoop();

@@ -188,12 +188,13 @@ def lint_every_certificate_mode():
 def default_render_has_the_expected_objects():
     docs = helm_template()
     kinds = sorted(d["kind"] for d in docs)
-    eq(kinds, sorted(["ConfigMap", "Deployment", "MutatingWebhookConfiguration", "PodDisruptionBudget", "Pod",
-                      "Secret", "Secret", "Service", "ServiceAccount", "ValidatingWebhookConfiguration"]),
+    eq(kinds, sorted(["ClusterRole", "ClusterRoleBinding", "ConfigMap", "Deployment",
+                      "MutatingWebhookConfiguration", "PodDisruptionBudget", "Pod", "Secret", "Secret",
+                      "Service", "ServiceAccount", "ValidatingWebhookConfiguration"]),
        "kinds")
     eq(one(docs, "Pod")["metadata"]["annotations"]["helm.sh/hook"], "test", "the only Pod is the helm test")
     for d in docs:
-        if d["kind"].endswith("WebhookConfiguration"):
+        if d["kind"].endswith("WebhookConfiguration") or d["kind"].startswith("ClusterRole"):
             assert "namespace" not in d["metadata"], "cluster-scoped object with a namespace"
         else:
             eq(d["metadata"].get("namespace"), NS, f"{d['kind']} namespace")
@@ -385,11 +386,14 @@ def helm_test_pod_validates_the_mounted_policy():
 
 @test
 def audit_rbac_is_namespace_only():
-    assert not [d for d in helm_template() if d["kind"] in ("Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding")]
+    def audit_only(docs):  # the cluster watch's own read-only role is tested on its own
+        return [d for d in docs if not d["metadata"]["name"].endswith("-watch")]
+    assert not [d for d in audit_only(helm_template())
+                if d["kind"] in ("Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding")]
     docs = helm_template({"auditRBAC": {"enabled": True, "namespaces": ["team-a", "team-b"],
                                         "subjects": [{"kind": "Group", "name": "team-a-devs"},
                                                      {"kind": "ServiceAccount", "name": "ci", "namespace": "ci"}]}})
-    assert not objs(docs, "ClusterRoleBinding"), "a ClusterRoleBinding grants cluster-wide rights"
+    assert not objs(audit_only(docs), "ClusterRoleBinding"), "a ClusterRoleBinding grants cluster-wide rights"
     cr = one(docs, "ClusterRole", f"{FULLNAME}-audit")
     for rule in cr["rules"]:
         eq(sorted(rule["verbs"]), ["get", "list", "watch"], "read-only verbs")
@@ -439,11 +443,48 @@ def policy_kinds_dns_policy_is_one_kubernetes_has():
 
 
 @test
+def cluster_watch_rbac_is_read_only_on_the_watched_kinds():
+    docs = helm_template()
+    _, c = container(docs)
+    args = c["args"]
+    assert "--watch-cluster" in args, args
+    eq(args[args.index("--watch-ready-timeout") + 1], "30s", "--watch-ready-timeout")
+    role = one(docs, "ClusterRole", f"{RELEASE}-rdma-webhook-watch")
+    granted = {(g, r) for rule in role["rules"] for g in rule["apiGroups"] for r in rule["resources"]}
+    # The server's kinds table (src/server/watched_kinds.cc), nothing more.
+    eq(granted, {("resource.k8s.io", "deviceclasses"), ("resource.k8s.io", "resourceclaimtemplates"),
+                 ("resource.k8s.io", "resourceclaims"),
+                 ("k8s.cni.cncf.io", "network-attachment-definitions"),
+                 ("trainer.kubeflow.org", "clustertrainingruntimes"),
+                 ("trainer.kubeflow.org", "trainingruntimes"),
+                 ("resource.nvidia.com", "computedomains")}, "watched resources")
+    for rule in role["rules"]:
+        eq(sorted(rule["verbs"]), ["get", "list", "watch"], "verbs")
+    binding = one(docs, "ClusterRoleBinding", f"{RELEASE}-rdma-webhook-watch")
+    sa = one(docs, "ServiceAccount")
+    eq(binding["roleRef"]["name"], role["metadata"]["name"], "roleRef")
+    eq(binding["subjects"], [{"kind": "ServiceAccount", "name": sa["metadata"]["name"],
+                              "namespace": NS}], "subjects")
+    # Egress to the API server only while the watch runs.
+    np = one(helm_template({"networkPolicy": {"enabled": True}}), "NetworkPolicy")
+    eq(sorted(p["port"] for p in np["spec"]["egress"][0]["ports"]), [443, 6443], "egress ports")
+    off = helm_template({"clusterWatch": {"enabled": False}, "networkPolicy": {"enabled": True}})
+    assert not objs(off, "ClusterRoleBinding"), "a binding without the watch"
+    eq(one(off, "NetworkPolicy")["spec"]["egress"], [], "no egress without the watch")
+    assert "--watch-cluster" not in container(off)[1]["args"]
+    expect_failure({"clusterWatch": {"readyTimeout": "soon"}}, "readyTimeout")
+
+
+@test
 def pod_and_container_security():
     docs = helm_template()
     dep, c = container(docs)
     pod = dep["spec"]["template"]["spec"]
-    eq(pod["automountServiceAccountToken"], False, "pod automountServiceAccountToken")
+    # The token is mounted for the cluster watch (on by default), and only then.
+    eq(pod["automountServiceAccountToken"], True, "pod automountServiceAccountToken")
+    off = container(helm_template({"clusterWatch": {"enabled": False}}))[0]
+    eq(off["spec"]["template"]["spec"]["automountServiceAccountToken"], False,
+       "pod automountServiceAccountToken without the watch")
     sa = one(docs, "ServiceAccount")
     eq(sa["automountServiceAccountToken"], False, "ServiceAccount automountServiceAccountToken")
     eq(pod["serviceAccountName"], sa["metadata"]["name"], "serviceAccountName")
@@ -475,13 +516,15 @@ def uid_matches_the_dockerfile():
 EXPECTED_ARGS = ["serve", "--tls-cert", "/etc/rdma-webhook/tls/tls.crt", "--tls-key", "/etc/rdma-webhook/tls/tls.key",
                  "--policy", "/etc/rdma-webhook/policy/policy.yaml", "--listen", "0.0.0.0:8443",
                  "--probe-listen", "0.0.0.0:8080", "--log-format", "json", "--shutdown-delay", "5s"]
+# The chart adds the cluster watch; the image's CMD does not (it runs outside a cluster too).
+CHART_ARGS = EXPECTED_ARGS + ["--watch-cluster", "--watch-ready-timeout", "30s"]
 
 
 @test
 def server_args_ports_and_probes():
     docs = helm_template()
     dep, c = container(docs)
-    eq(c["args"], EXPECTED_ARGS, "args")
+    eq(c["args"], CHART_ARGS, "args")
     assert "command" not in c, "command overrides the image ENTRYPOINT"
     ports = {p["name"]: p["containerPort"] for p in c["ports"]}
     eq(ports, {"https": 8443, "http-probe": 8080}, "ports")
@@ -738,7 +781,8 @@ def network_policy_and_service_monitor():
         "serviceMonitor": {"enabled": True, "labels": {"release": "prom"}}})
     np = one(docs, "NetworkPolicy")
     eq(sorted(np["spec"]["policyTypes"]), ["Egress", "Ingress"], "policyTypes")
-    eq(np["spec"]["egress"], [], "egress")
+    eq(np["spec"]["egress"], [{"ports": [{"port": 443, "protocol": "TCP"}, {"port": 6443, "protocol": "TCP"}]}],
+       "egress: the API server only, for the cluster watch")
     ing = np["spec"]["ingress"]
     eq(ing[0]["ports"], [{"port": "https", "protocol": "TCP"}], "webhook ingress port")
     assert "from" not in ing[0], "the API server must be allowed from anywhere by default"
@@ -1031,7 +1075,8 @@ def deploy_manifest_content():
     for d in docs:
         labels = d["metadata"].get("labels", {})
         assert "helm.sh/chart" not in labels and "app.kubernetes.io/managed-by" not in labels, d["metadata"]
-        if d["kind"] not in ("Namespace", "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
+        if d["kind"] not in ("Namespace", "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration",
+                             "ClusterRole", "ClusterRoleBinding"):
             eq(d["metadata"]["namespace"], "rdma-webhook", d["kind"])
     dep, c = container(docs)
     eq(c["image"], "rdma-webhook:0.1.0", "image")

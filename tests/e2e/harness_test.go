@@ -283,6 +283,7 @@ type webhook struct {
 	probePort int
 	logPath   string
 	starts    int
+	extra     []string // more `serve` flags (the cluster watch's)
 }
 
 func (w *webhook) start() error {
@@ -310,6 +311,7 @@ func (w *webhook) start() error {
 		"--log-level", "debug", // a line per review, with its namespace
 		"--shutdown-delay", "1s",
 	}
+	args = append(args, w.extra...)
 	cmd := exec.Command(E.rwBinary, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

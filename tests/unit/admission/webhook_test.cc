@@ -416,9 +416,10 @@ TEST(Webhook, KindThatIsNotAStringIsNeverAnInternalError) {
 }
 
 TEST(Webhook, BarrierTurnsExceptionsInto500EchoingUid) {
-  const Webhook failing([](Endpoint, const Request&, const policy::Policy&) -> Decision {
-    throw std::logic_error("boom");
-  });
+  const Webhook failing(
+      [](Endpoint, const Request&, const policy::Policy&, const catalogue::Catalogue&) -> Decision {
+        throw std::logic_error("boom");
+      });
   ReviewArgs a = V1beta1(Create(GpuPod("hn-deny"), "hn-deny"));
   const Outcome o = failing.Handle(Endpoint::kMutate, MakeReview(a), TestPolicy());
   EXPECT_EQ(o.http_status, 500);
@@ -432,8 +433,8 @@ TEST(Webhook, BarrierTurnsExceptionsInto500EchoingUid) {
 }
 
 TEST(Webhook, BarrierCatchesNonStandardExceptions) {
-  const Webhook failing(
-      [](Endpoint, const Request&, const policy::Policy&) -> Decision { throw 42; });
+  const Webhook failing([](Endpoint, const Request&, const policy::Policy&,
+                           const catalogue::Catalogue&) -> Decision { throw 42; });
   const Outcome o = failing.Handle(Endpoint::kValidate,
                                    MakeReview(Create(GpuPod("hn-deny"), "hn-deny")), TestPolicy());
   EXPECT_EQ(o.http_status, 500);

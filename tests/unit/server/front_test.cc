@@ -257,13 +257,35 @@ TEST_F(FrontTest, UsePolicyJudgesLaterRequestsWithTheNewPolicy) {
 
 TEST(Front, AnExceptionInTheCoreIs500EchoingTheUid) {
   Metrics metrics;
-  const Front front(kLimit, DefaultPolicy(), metrics,
-                    admission::Webhook([](auto, const auto&, const auto&) -> admission::Decision {
-                      throw std::runtime_error("boom");
-                    }));
+  const Front front(
+      kLimit, DefaultPolicy(), metrics,
+      admission::Webhook([](auto, const auto&, const auto&, const auto&) -> admission::Decision {
+        throw std::runtime_error("boom");
+      }));
   const Answer a = front.Respond(Post("/mutate", Review("uid-9")));
   EXPECT_EQ(a.status, 500);
   EXPECT_EQ(json::parse(a.body).at("response").at("uid"), "uid-9");
+}
+
+TEST(Front, ReviewsReadTheCatalogueInForce) {
+  // The watch publishes a catalogue; the next review's decision reads it, the one before did not.
+  Metrics metrics;
+  std::vector<std::size_t> seen;
+  Front front(kLimit, DefaultPolicy(), metrics,
+              admission::Webhook([&seen](admission::Endpoint e, admission::Request r,
+                                         const policy::Policy& p, const catalogue::Catalogue& c) {
+                seen.push_back(c.size());
+                return admission::Decide(e, std::move(r), p, c);
+              }));
+  front.Respond(Post("/validate", Review("uid-1")));
+  const json nad = {{"apiVersion", "k8s.cni.cncf.io/v1"},
+                    {"kind", "NetworkAttachmentDefinition"},
+                    {"metadata", {{"name", "rdma-net"}, {"namespace", "team-a"}}}};
+  front.UseCatalogue(std::make_shared<const catalogue::Catalogue>(
+      catalogue::Catalogue::From({nad}, catalogue::Source::kCluster)));
+  front.Respond(Post("/validate", Review("uid-2")));
+  EXPECT_EQ(seen, (std::vector<std::size_t>{0, 1}));
+  EXPECT_EQ(front.catalogue()->source(), catalogue::Source::kCluster);
 }
 
 TEST(Front, RefusalBodiesStayJsonForAnyMessage) {

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "rdma_webhook/admission/review.h"
+#include "rdma_webhook/catalogue/catalogue.h"
 #include "rdma_webhook/policy/policy.h"
 #include "rdma_webhook/rules/diagnosis.h"
 #include "rdma_webhook/rules/verdict.h"
@@ -35,8 +36,10 @@ struct Decision {
 
 // The decision for one request. Pure. Throws whatever the core throws except
 // workload::ManifestError, which becomes an answer. Takes the request by value: the mutator
-// patches its object in place instead of copying it.
-Decision Decide(Endpoint endpoint, Request request, const policy::Policy& policy);
+// patches its object in place instead of copying it. `catalogue`: the cluster's objects as the
+// server's watch last saw them (empty without one).
+Decision Decide(Endpoint endpoint, Request request, const policy::Policy& policy,
+                const catalogue::Catalogue& catalogue = catalogue::Catalogue::Empty());
 
 // True when a pod template of `new_object` differs from the one at the same place in
 // `old_object`: its spec, or its annotations other than kRestartedAtAnnotation, or the set of
@@ -61,15 +64,17 @@ struct Outcome {
 
 class Webhook {
  public:
-  using DecideFunction = std::function<Decision(Endpoint, Request, const policy::Policy&)>;
+  using DecideFunction = std::function<Decision(Endpoint, Request, const policy::Policy&,
+                                                const catalogue::Catalogue&)>;
 
   Webhook();
   // Tests inject a decision that throws to exercise the barrier.
   explicit Webhook(DecideFunction decide);
 
   // Never throws. Thread-safe: the webhook holds no mutable state.
-  Outcome Handle(Endpoint endpoint, std::string_view body,
-                 const policy::Policy& policy) const noexcept;
+  Outcome Handle(
+      Endpoint endpoint, std::string_view body, const policy::Policy& policy,
+      const catalogue::Catalogue& catalogue = catalogue::Catalogue::Empty()) const noexcept;
 
  private:
   DecideFunction decide_;

@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "rdma_webhook/admission/webhook.h"
+#include "rdma_webhook/catalogue/catalogue.h"
 #include "rdma_webhook/policy/policy.h"
 #include "rdma_webhook/server/metrics.h"
 
@@ -86,6 +87,14 @@ class Front {
   void UsePolicy(std::shared_ptr<const policy::Policy> policy) { policy_.store(std::move(policy)); }
   std::size_t max_body_bytes() const { return max_body_bytes_; }
 
+  // The cluster's objects in force: null until the watch publishes (and without
+  // --watch-cluster), when reviews read an empty catalogue.
+  std::shared_ptr<const catalogue::Catalogue> catalogue() const { return catalogue_.load(); }
+  // Requests that start after this call read `catalogue`; those in flight keep theirs.
+  void UseCatalogue(std::shared_ptr<const catalogue::Catalogue> catalogue) {
+    catalogue_.store(std::move(catalogue));
+  }
+
   // /readyz: 503 "starting" until MarkReady, 503 "shutting down" from MarkTerminating on.
   void MarkReady() { ready_ = true; }
   // Returns whether termination had already begun (a second SIGTERM changes nothing).
@@ -96,6 +105,7 @@ class Front {
 
   std::size_t max_body_bytes_;
   std::atomic<std::shared_ptr<const policy::Policy>> policy_;
+  std::atomic<std::shared_ptr<const catalogue::Catalogue>> catalogue_;
   Metrics& metrics_;
   admission::Webhook webhook_;
   std::atomic<bool> ready_{false};

@@ -38,6 +38,20 @@ class Metrics {
   // (absent, not 0, so an expiry alert cannot fire on a process that has no certificate yet).
   void SetCertificateExpiry(std::int64_t not_after_unix_seconds);
 
+  // The cluster watch, per resource ("deviceclasses.resource.k8s.io"); nothing of it is
+  // rendered while no watch runs. Synced: its first LIST completed and the kind is served and
+  // allowed. Objects: what its store holds. The last event: when a LIST or a watch event
+  // (bookmarks included) last came in, Unix seconds.
+  void SetWatchSynced(std::string_view resource, bool synced);
+  void SetWatchObjects(std::string_view resource, std::size_t objects);
+  void SetWatchLastEvent(std::string_view resource, double unix_seconds);
+  // result: ok, absent (404), forbidden (403), gone (410 on a page), error.
+  void CountWatchList(std::string_view resource, std::string_view result);
+  // type: added, modified, deleted, bookmark, error.
+  void CountWatchEvent(std::string_view resource, std::string_view type);
+  // The webhook's snapshot of the cluster was rebuilt.
+  void CountSnapshot(std::size_t objects);
+
   std::string Render() const;
 
  private:
@@ -51,6 +65,10 @@ class Metrics {
   std::uint64_t refused_connections_ = 0;
   std::uint64_t connection_errors_ = 0;
   std::optional<std::int64_t> certificate_not_after_;
+  std::map<std::string, double> watch_synced_, watch_objects_, watch_last_event_;
+  std::map<std::string, std::uint64_t> watch_lists_, watch_events_;
+  std::uint64_t snapshots_ = 0;
+  std::size_t snapshot_objects_ = 0;
 };
 
 // Escapes a label value for the text format (backslash, quote, newline).

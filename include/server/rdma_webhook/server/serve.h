@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "rdma_webhook/server/watch_options.h"
+
 namespace rw::server {
 
 struct ServeOptions {
@@ -40,6 +42,9 @@ struct ServeOptions {
   std::chrono::milliseconds idle_timeout{120000};
   // How often watched policy and TLS files are compared with what is in force.
   std::chrono::milliseconds reload_interval{1000};
+
+  // --watch-cluster: list and watch the cluster objects of watched_kinds.h.
+  WatchOptions watch;
 };
 
 // Runs until SIGTERM or SIGINT has drained the server. Returns the process exit code: 0 after
