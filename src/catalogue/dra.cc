@@ -91,7 +91,7 @@ void ReadExpression(std::string_view e, DeviceRequirements& out) {
       continue;
     std::size_t end = at;
     while (end > 0 && std::isspace(static_cast<unsigned char>(e[end - 1]))) --end;
-    if (end == 0 || (e[end - 1] != '"' && e[end - 1] != '\'')) continue;
+    if (end < 2 || (e[end - 1] != '"' && e[end - 1] != '\'')) continue;
     const std::size_t start = e.rfind(e[end - 1], end - 2);
     if (start == std::string_view::npos) continue;
     AddOnce(out.drivers, std::string(e.substr(start + 1, end - start - 2)));

@@ -160,6 +160,7 @@ def dra_pod(caps=("IPC_LOCK",)):
     """A GPU pod whose NICs come from a claim named `devices` (no name to guess from)."""
     d = m.sriov()
     d["metadata"]["namespace"] = "team-a"
+    d["metadata"].pop("annotations", None)  # no SR-IOV network: the claim alone decides
     c = m.c0(d)
     c["resources"] = {"limits": {"nvidia.com/gpu": 8}, "claims": [{"name": "devices"}]}
     c["env"] = []
