@@ -7,6 +7,7 @@
 #include "rdma_webhook/rules/assessment.h"
 #include "rdma_webhook/rules/diagnosis.h"
 #include "rdma_webhook/rules/reading_findings.h"
+#include "rdma_webhook/rules/suppression.h"
 #include "rdma_webhook/rules/verdict.h"
 
 namespace rw::cli {
@@ -31,6 +32,9 @@ codec::PositionMap PositionsOfFindings(const Checked& c) {
   if (const auto p = c.Where("")) kept.emplace("", *p);
   for (const auto& f : c.diagnosis.findings)
     if (const auto p = c.Where(f.pointer)) kept.emplace(f.pointer, *p);
+  for (const auto& s : c.diagnosis.suppressed)
+    for (const auto* pointer : {&s.finding.pointer, &s.annotation})
+      if (const auto p = c.Where(*pointer)) kept.emplace(*pointer, *p);
   return kept;
 }
 
@@ -52,6 +56,11 @@ Checked Judge(InputDocument&& doc, const policy::Policy& policy, const std::stri
   std::vector<rules::Finding> findings;
   for (const auto& d : doc.duplicate_keys) findings.push_back(rules::DuplicateKeyFinding(d));
   rules::ApplyRuleLevels(findings, policy.ForNamespace(w.ns));  // e.g. duplicate-key: off
+  std::vector<rules::Suppressed> suppressed;
+  rules::Suppress(w, findings, suppressed);  // as the diagnosis did with its own findings
+  suppressed.insert(suppressed.end(), std::make_move_iterator(c.diagnosis.suppressed.begin()),
+                    std::make_move_iterator(c.diagnosis.suppressed.end()));
+  c.diagnosis.suppressed = std::move(suppressed);
   findings.insert(findings.end(), std::make_move_iterator(c.diagnosis.findings.begin()),
                   std::make_move_iterator(c.diagnosis.findings.end()));
   c.diagnosis.findings = std::move(findings);

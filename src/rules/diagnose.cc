@@ -3,6 +3,7 @@
 
 #include "context.h"
 #include "rdma_webhook/rules/diagnosis.h"
+#include "rdma_webhook/rules/suppression.h"
 #include "signs.h"
 
 namespace rw::rules {
@@ -306,6 +307,8 @@ Diagnosis Diagnose(const Assessment& assessment) {
     if (rule->check != nullptr) rule->check(ctx, *rule, d.findings);
   DropShadowedConflicts(d.findings);
   ApplyRuleLevels(d.findings, ns);
+  // After the levels: a rule the policy turned off has nothing left to suppress.
+  Suppress(w, d.findings, d.suppressed);
   return d;
 }
 

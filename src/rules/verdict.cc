@@ -90,6 +90,7 @@ Verdict Judge(const Diagnosis& diagnosis, const json& object) {
     return v;
   }
   v.findings = diagnosis.findings;
+  v.suppressed = diagnosis.suppressed;
   v.deny = v.enforcement == policy::Validation::kDeny && HasError(v.findings);
   return v;
 }
