@@ -17,7 +17,9 @@ std::string_view ToString(Validation v) {
 }
 
 bool NamespacePolicy::Allows(Path p) const {
-  if (p == Path::kNone || p == Path::kUnknown || p == Path::kPlugin) return true;
+  // dra as plugin: no mode makes it, so no namespace could name it before DRA NICs were read;
+  // a job whose driver brings its NICs is never denied for its path.
+  if (p == Path::kNone || p == Path::kUnknown || p == Path::kPlugin || p == Path::kDra) return true;
   return std::find(allowed_paths.begin(), allowed_paths.end(), p) != allowed_paths.end();
 }
 

@@ -121,6 +121,28 @@ std::vector<Path> PathsOfMode(Mode mode) {
   return paths;
 }
 
+// `dra:` (docs/policy.md#dra): a list given replaces the default's whole list, as the resource
+// lists do.
+void ReadDra(const json& v, Policy& policy) {
+  Fields df(v, "dra");
+  if (const json* nics = df.Get("nicDrivers")) {
+    if (!nics->is_array()) Fail("dra.nicDrivers", "must be a list, got " + TypeName(*nics));
+    policy.dra.nic_drivers.clear();
+    for (std::size_t i = 0; i < nics->size(); ++i) {
+      Fields nf((*nics)[i], "dra.nicDrivers[" + std::to_string(i) + "]");
+      DraNicDriver d;
+      d.driver = nf.String("driver", "");
+      if (d.driver.empty()) Fail(nf.Path("driver"), "is required");
+      d.attribute = nf.String("attribute", "");
+      d.path = nf.Enum("path", "dra", {"dra", "plugin"}) == "plugin" ? Path::kPlugin : Path::kDra;
+      nf.Done();
+      policy.dra.nic_drivers.push_back(std::move(d));
+    }
+  }
+  policy.dra.gpu_drivers = df.Strings("gpuDrivers", policy.dra.gpu_drivers);
+  df.Done();
+}
+
 // An entry starts from `base` (the policy's defaults; nothing for `defaults` itself): a field
 // it omits keeps the base's value, then the contract's default.
 NamespacePolicy ReadNamespace(const json& v, const std::string& path, const NamespacePolicy* base,
@@ -253,6 +275,7 @@ Policy ParsePolicyOver(const json& document, const Policy& base) {
   policy.vf_resources = base.vf_resources;
   policy.shared_resources = base.shared_resources;
   policy.rdma_networks = base.rdma_networks;
+  policy.dra = base.dra;
   Fields f(document, "");
   const std::string api = f.String("apiVersion", "rdma-webhook/v1");
   if (api != "rdma-webhook/v1") Fail("apiVersion", "must be rdma-webhook/v1, got '" + api + "'");
@@ -268,6 +291,7 @@ Policy ParsePolicyOver(const json& document, const Policy& base) {
   policy.rdma_networks = f.Strings("rdmaNetworks", policy.rdma_networks);
   policy.network_resources_injector =
       f.Bool("networkResourcesInjector", policy.network_resources_injector);
+  if (const json* dra = f.Get("dra")) ReadDra(*dra, policy);
   if (const json* kinds = f.Get("kinds")) {
     if (!kinds->is_array()) Fail("kinds", "must be a list, got " + TypeName(*kinds));
     for (std::size_t i = 0; i < kinds->size(); ++i) {

@@ -77,6 +77,15 @@ Schema Kind() {
   return kind;
 }
 
+Schema Dra() {
+  Schema nic = schema::Object({{"driver", {{"type", "string"}, {"minLength", 1}}},
+                               {"attribute", schema::String()},
+                               {"path", schema::Enum({"dra", "plugin"})}});
+  nic["required"] = {"driver"};
+  return schema::Object(
+      {{"nicDrivers", {{"type", "array"}, {"items", nic}}}, {"gpuDrivers", schema::Strings()}});
+}
+
 }  // namespace
 
 nlohmann::ordered_json PolicySchema() {
@@ -87,6 +96,7 @@ nlohmann::ordered_json PolicySchema() {
        {"resources", schema::Object({{"vf", schema::Strings()}, {"shared", schema::Strings()}})},
        {"rdmaNetworks", schema::Strings()},
        {"networkResourcesInjector", schema::Boolean()},
+       {"dra", Dra()},
        {"kinds", {{"type", "array"}, {"items", Kind()}}},
        {"defaults", NamespaceEntry(false)},
        {"namespaces", {{"type", "array"}, {"items", NamespaceEntry(true)}}}});

@@ -1,6 +1,7 @@
 // The one pass over a workload that Diagnose and Mutate share: networks, path and plan per
 // template, and whether the webhook may edit the workload.
 #include <algorithm>
+#include <memory>
 
 #include "rdma_webhook/rules/assessment.h"
 #include "rdma_webhook/rules/diagnosis.h"
@@ -16,11 +17,30 @@ Assessment Assess(const workload::Workload& w, const policy::Policy& policy,
   a.ns = &policy.ForNamespace(w.ns);
   const auto& ns = *a.ns;
   a.opted_out = OptedOut(w, ns);
-  a.templates.reserve(w.templates.size());
+  std::vector<TemplateDra> dra;
+  dra.reserve(w.templates.size());
+  bool gpus_from_claims = false;
   for (const auto& t : w.templates) {
+    dra.push_back(ReadTemplateDra(t, policy, catalogue, w.ns));
+    for (const std::size_t i : dra.back().gpu_containers)
+      gpus_from_claims = gpus_from_claims || !t.containers[i].gpu;
+  }
+  if (gpus_from_claims) {
+    // A container given GPUs by a claim is a GPU container for every rule and plan: a copy
+    // says so, made only then (a workload without such claims is read as it is).
+    auto copy = std::make_shared<workload::Workload>(w);
+    for (std::size_t i = 0; i < copy->templates.size(); ++i)
+      for (const std::size_t c : dra[i].gpu_containers) copy->templates[i].containers[c].gpu = true;
+    a.adjusted = std::move(copy);
+    a.w = a.adjusted.get();
+  }
+  a.templates.reserve(w.templates.size());
+  for (std::size_t i = 0; i < a.w->templates.size(); ++i) {
+    const auto& t = a.w->templates[i];
     TemplateAssessment ta;
     ta.t = &t;
     ta.networks = ReadNetworks(t, ns, w.ns);
+    ta.networks.dra = std::move(dra[i]);
     ta.path = TemplatePath(t, policy, ns, ta.networks);
     // An opted-out workload is neither edited nor judged: its plan would be read by nobody.
     if (!a.opted_out) ta.plan = PlanTemplate(t, policy, ns, w.ns, ta.networks, ta.path);

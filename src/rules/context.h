@@ -31,6 +31,12 @@ struct TemplateFacts {
   const TemplatePlan& plan;
 };
 
+// The template's NICs come from the platform (GKE) or a DRA claim of RDMA NICs: their driver
+// passes the devices to every container (FindDeviceGrant's `platform_nics`).
+inline bool PlatformOrDraNics(const TemplateFacts& f) {
+  return !f.networks.platform.empty() || !f.networks.dra.nic.empty();
+}
+
 struct LauncherValue {
   nccl::LauncherAssignment assignment;
   const workload::Container* container = nullptr;

@@ -46,6 +46,7 @@ void Evidence(const TemplateFacts& f, const policy::Policy& policy, const std::s
   const auto& t = *f.t;
   add(f.networks.plugin);
   add(f.networks.platform);
+  for (const auto& line : f.networks.dra.evidence) add(line);
   if (t.host_network) add("hostNetwork: true");
   if (t.host_network || (t.dns_policy && *t.dns_policy != "ClusterFirst"))
     add("dnsPolicy: " + t.dns_policy.value_or("ClusterFirst (default)"));
@@ -114,12 +115,15 @@ void NoneEvidence(const workload::Workload& w, const Context& ctx, std::vector<s
   });
   std::string gpus;
   for (const auto& g : ctx.policy.gpu_resources) gpus += (gpus.empty() ? "" : ", ") + g;
-  if (dra)
+  if (dra) {
     out.push_back(
         "GPUs only through DRA claims (resources.claims), not a resource of "
         "gpuResources (" +
         gpus + "): not judged");
-  else
+    for (const auto& f : ctx.templates)
+      for (const auto& line : f.networks.dra.evidence)
+        if (std::find(out.begin(), out.end(), line) == out.end()) out.push_back(line);
+  } else
     out.push_back("no GPU container (none requests " + gpus + "): not judged");
 }
 
@@ -201,9 +205,11 @@ std::string EnvPointer(const workload::Container& c, const workload::EnvVar& v) 
 Path TemplatePath(const workload::PodTemplate& t, const policy::Policy& policy,
                   const policy::NamespacePolicy& ns, const TemplateNetworks& nets) {
   if (!t.HasGpu()) return Path::kNone;
-  if (!nets.plugin.empty()) return Path::kPlugin;
+  if (!nets.plugin.empty() || !nets.dra.plugin.empty()) return Path::kPlugin;
   if (!nets.platform.empty()) return Path::kSriov;
   if (t.host_network) return Path::kHostNetwork;
+  // A DRA driver moves the NICs into the pod's network namespace (none on the host network).
+  if (!nets.dra.nic.empty()) return Path::kDra;
   if (t.TotalClaimWhere([&](const std::string& r) { return policy.IsVfResource(r); }) > 0)
     return Path::kSriov;
   for (const auto& a : nets.all) {
@@ -217,7 +223,8 @@ Path TemplatePath(const workload::PodTemplate& t, const policy::Policy& policy,
     if (DisablesIb(c)) return Path::kTcp;
     from_refs = from_refs || NcclFromReferences(c);
   }
-  return from_refs ? Path::kUnknown : Path::kNone;
+  // A claim whose devices could not be read may hold the template's NICs.
+  return from_refs || nets.dra.unknown ? Path::kUnknown : Path::kNone;
 }
 
 bool OptedOut(const workload::Workload& w, const policy::NamespacePolicy& ns) {
@@ -270,8 +277,9 @@ Diagnosis Diagnose(const Assessment& assessment) {
   for (auto& f : ctx.templates) {
     if (f.path == Path::kHostNetwork && f.rdma_sign.empty() && multi_node && !f.gpu.empty())
       f.rdma_sign = "multi-node " + w.kind + " (" + std::to_string(gpu_pods) + " GPU pods)";
-    const bool uses_rdma = (f.path == Path::kSriov || f.path == Path::kShared) ||
-                           (f.path == Path::kHostNetwork && !f.rdma_sign.empty());
+    const bool uses_rdma =
+        (f.path == Path::kSriov || f.path == Path::kShared || f.path == Path::kDra) ||
+        (f.path == Path::kHostNetwork && !f.rdma_sign.empty());
     bool ib_disabled = false;
     for (const auto* c : f.gpu) ib_disabled = ib_disabled || DisablesIb(*c);
     f.rdma = uses_rdma && !ib_disabled;

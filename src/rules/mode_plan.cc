@@ -362,6 +362,9 @@ TemplatePlan PlanTemplate(const workload::PodTemplate& t, const policy::Policy& 
   if (path != policy::Path::kNone && path != policy::Path::kUnknown &&
       path != policy::ModePath(ns.mode))
     return {};  // the manifest chose another path (plugin included); allowedPaths decides
+  // A DRA claim whose devices are unknown may hold NICs: a device-plugin VF next to them would
+  // give the pod two sets of NICs, so nothing is planned until the claim can be read.
+  if (nets.dra.unknown) return {};
   Draft d(t, policy, ns, pod_ns, nets);
   d.plan.applies = true;
   // Own rails: VFs claimed and networks attached, none of them the policy's (e.g. 8 rails of

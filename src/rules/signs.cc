@@ -63,17 +63,6 @@ int InjectionAnnotation(const PodTemplate& t) {
   return found;
 }
 
-bool NamesRdmaNic(std::string_view name) {
-  std::string lower(name);
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
-  return Contains(lower, "rdma") || Contains(lower, "nic");
-}
-
-bool IsNicClaim(const PodTemplate::ResourceClaim& claim) {
-  return NamesRdmaNic(claim.name) || NamesRdmaNic(claim.source);
-}
-
 long long IntegerAt(const nlohmann::json& node, const char* key, long long fallback) {
   if (!node.is_object()) return fallback;
   auto it = node.find(key);
@@ -142,19 +131,7 @@ PlatformNics ReadPlatformNics(const PodTemplate& t) {
                  " is GKE's gIB NCCL plugin (GPUDirect-RDMA): " + "platform-attached NICs";
       return out;
     }
-  // A NIC moved into the pod by its DRA driver; on the host network there is no pod netns to
-  // move it into, and hostNetwork decides the path.
-  if (!t.host_network) out.sign = DraNicSign(t);
   return out;
-}
-
-std::string DraNicSign(const PodTemplate& t) {
-  for (const auto& claim : t.resource_claims)
-    if (IsNicClaim(claim))
-      return "DRA claim '" + claim.name + "'" +
-             (claim.source.empty() ? std::string() : " (" + claim.source + ")") +
-             " attaches an RDMA NIC: its driver, not Multus, brings the NICs";
-  return {};
 }
 
 DeviceGrant FindDeviceGrant(const Container& c, const PodTemplate& t, const policy::Policy& policy,
@@ -162,11 +139,6 @@ DeviceGrant FindDeviceGrant(const Container& c, const PodTemplate& t, const poli
   if (c.privileged) return {"privileged", true};
   for (const auto& r : c.ResourceNames())
     if (policy.IsRdmaDeviceResource(r) && c.Claim(r) > 0) return {"the resource " + r, true};
-  for (const auto& claim : t.resource_claims) {
-    const bool referenced = std::find(c.dra_claim_names.begin(), c.dra_claim_names.end(),
-                                      claim.name) != c.dra_claim_names.end();
-    if (IsNicClaim(claim) && referenced) return {"the DRA claim '" + claim.name + "'", true};
-  }
   if (platform_nics) return {"the platform's RDMA NICs", true};
   const int injection = InjectionAnnotation(t);
   if (injection == 2) return {"a device-injection annotation", true};

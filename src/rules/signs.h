@@ -24,18 +24,14 @@ PlatformNics ReadPlatformNics(const workload::PodTemplate& t);
 // What grants a container the verbs character devices past the device cgroup.
 struct DeviceGrant {
   std::string what;      // "" when nothing does
-  bool certain = false;  // privileged, an RDMA device resource, a DRA claim of an RDMA NIC,
-                         // NICs the platform attaches, an NRI annotation naming the devices;
-                         // not certain: any other DRA claim or device-injection annotation
+  bool certain = false;  // privileged, an RDMA device resource, NICs the platform or a DRA
+                         // claim attaches, an NRI annotation naming the devices; not certain:
+                         // any other DRA claim or device-injection annotation
 };
-// `platform_nics`: the template's NICs come from the platform (GKE, a DRA NIC claim), which
-// passes their devices to the pod.
+// `platform_nics`: the template's NICs come from the platform (GKE) or a DRA claim of RDMA NICs
+// (read through the catalogue), whose driver passes their devices to every container.
 DeviceGrant FindDeviceGrant(const workload::Container& c, const workload::PodTemplate& t,
                             const policy::Policy& policy, bool platform_nics);
-
-// A DRA claim whose name or template names an RDMA NIC (dranet's `rdma-nics`, GKE's `mrdma`
-// class templates, `erdma`): the NIC is moved into the pod by its driver, not by Multus.
-std::string DraNicSign(const workload::PodTemplate& t);
 
 // The container mounts something at /dev/infiniband; `host_path` tells whether every such mount
 // comes from a hostPath volume.

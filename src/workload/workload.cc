@@ -296,7 +296,10 @@ PodTemplate ReadTemplate(const json& t, const std::string& pointer, const policy
       PodTemplate::ResourceClaim rc;
       if (auto it = claim.find("name"); it != claim.end() && it->is_string()) rc.name = *it;
       for (const char* key : {"resourceClaimTemplateName", "resourceClaimName"})
-        if (auto it = claim.find(key); it != claim.end() && it->is_string()) rc.source = *it;
+        if (auto it = claim.find(key); it != claim.end() && it->is_string()) {
+          rc.source = *it;
+          rc.from_template = std::string_view(key) == "resourceClaimTemplateName";
+        }
       out.resource_claims.push_back(std::move(rc));
     }
   }

@@ -143,6 +143,18 @@ def check(*paths, policy="off.yaml", extra=(), input=None):
     return r, data
 
 
+# The cluster objects `check` reads beside the workloads (docs/dra.md): an example or a case
+# may carry the DeviceClass and claim template its pod needs in the same stream.
+CATALOGUE_KINDS = {"DeviceClass", "ResourceClaimTemplate", "ResourceClaim",
+                   "NetworkAttachmentDefinition", "ClusterTrainingRuntime", "TrainingRuntime",
+                   "ComputeDomain"}
+
+
+def workload_results(data):
+    """The results of `check -o json` but those of the cluster objects in the input."""
+    return [r for r in data["results"] if r["kind"] not in CATALOGUE_KINDS]
+
+
 def rules_of(result, severity=None):
     return sorted(f["rule"] for f in result["findings"]
                   if severity is None or f["severity"] == severity)

@@ -34,6 +34,27 @@ def _pod(name, containers, annotations=None, **spec):
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": body}
 
 
+# A DeviceClass of dranet's NICs and a claim template that asks for the RDMA ones (team-a),
+# which `check` reads beside the pod that claims them (docs/dra.md).
+DRA_OBJECTS = [
+    {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "dranet"},
+     "spec": {"selectors": [{"cel": {"expression": 'device.driver == "dra.net"'}}]}},
+    {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+     "metadata": {"name": "rdma-nics", "namespace": "team-a"},
+     "spec": {"spec": {"devices": {"requests": [{"name": "nic", "exactly": {
+         "deviceClassName": "dranet", "allocationMode": "All",
+         "selectors": [{"cel": {"expression": 'device.attributes["dra.net"].rdma == true'}}]}}]}}}},
+]
+
+
+def dra():
+    """Clean DRA pod: GPUs, a claim of RDMA NICs (DRA_OBJECTS), IPC_LOCK, /dev/shm."""
+    c = _trainer({"nvidia.com/gpu": 8}, [])
+    c["resources"]["claims"] = [{"name": "nics"}]
+    return _pod("dra", [c], resourceClaims=[{"name": "nics",
+                                             "resourceClaimTemplateName": "rdma-nics"}])
+
+
 def sriov():
     """Clean SR-IOV pod: claim + plug + IPC_LOCK + matching NCCL env + /dev/shm."""
     return _pod("sriov", [_trainer({"nvidia.com/gpu": 8, "rdma/vf": 1},

@@ -141,3 +141,103 @@ def test_stdin_is_read_for_the_catalogue_and_again_for_the_workloads(cluster):
     r = cluster.run("mutate", "--policy", POLICIES / "sriov.yaml", "-", input=dump_docs([bad]))
     assert r.rc == 0, r
     assert "IPC_LOCK" in r.out, r
+
+
+# --- What the catalogue decides: DRA claims read from their template and DeviceClass ---
+
+DRANET_CLASS = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
+                "metadata": {"name": "dranet"},
+                "spec": {"selectors": [{"cel": {"expression": 'device.driver == "dra.net"'}}]}}
+RDMA_TEMPLATE = {
+    "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+    "metadata": {"name": "rdma-nics", "namespace": "team-a"},
+    "spec": {"spec": {"devices": {"requests": [{"name": "nic", "exactly": {
+        "deviceClassName": "dranet", "allocationMode": "All",
+        "selectors": [{"cel": {"expression": 'device.attributes["dra.net"].rdma == true'}}]}}]}}}}
+
+
+def dra_pod(caps=("IPC_LOCK",)):
+    """A GPU pod whose NICs come from a claim named `devices` (no name to guess from)."""
+    d = m.sriov()
+    d["metadata"]["namespace"] = "team-a"
+    d["metadata"].pop("annotations", None)  # no SR-IOV network: the claim alone decides
+    c = m.c0(d)
+    c["resources"] = {"limits": {"nvidia.com/gpu": 8}, "claims": [{"name": "devices"}]}
+    c["env"] = []
+    if caps:
+        c["securityContext"] = {"capabilities": {"add": list(caps)}}
+    else:
+        c.pop("securityContext", None)
+    d["spec"]["resourceClaims"] = [{"name": "devices", "resourceClaimTemplateName": "rdma-nics"}]
+    return d
+
+
+def checked(r):
+    assert r.rc in (0, 1), r
+    (res,) = [x for x in r.json()["results"] if x["kind"] == "Pod"]
+    return res
+
+
+@pytest.mark.parametrize("order", ["objects-first", "pod-first"])
+def test_a_claim_template_in_the_same_file_puts_the_pod_on_the_dra_path(cluster, tmp_path, order):
+    docs = [DRANET_CLASS, RDMA_TEMPLATE, dra_pod(caps=None)]
+    if order == "pod-first":
+        docs = docs[::-1]
+    p = tmp_path / "job.yaml"
+    p.write_text(dump_docs(docs))
+    r = cluster.run("check", "-o", "json", p)
+    res = checked(r)
+    assert (res["path"], res["rdma"]) == ("dra", True), r
+    assert [f["rule"] for f in res["findings"]] == ["ipc-lock-missing"], r
+    assert any("DeviceClass 'dranet' (the inputs), driver dra.net with rdma: RDMA NICs" in e
+               for e in res["evidence"]), r
+    assert cluster.calls() == []
+
+
+def test_objects_in_other_files_of_the_directory_count(cluster, tmp_path):
+    (tmp_path / "a-pod.yaml").write_text(dump_docs([dra_pod()]))
+    (tmp_path / "b-dra.yaml").write_text(dump_docs([DRANET_CLASS, RDMA_TEMPLATE]))
+    res = checked(cluster.run("check", "-o", "json", tmp_path))
+    assert (res["path"], res["rdma"], res["findings"]) == ("dra", True, []), res
+
+
+def test_without_the_template_the_claim_is_unknown_and_quiet(cluster, tmp_path):
+    p = tmp_path / "pod.yaml"
+    p.write_text(dump_docs([dra_pod(caps=None)]))
+    r = cluster.run("check", "-o", "json", p)
+    res = checked(r)
+    assert (res["path"], res["rdma"], res["findings"]) == ("unknown", False, []), r
+    assert any("ResourceClaimTemplate team-a/rdma-nics unknown: not among the inputs" in e
+               for e in res["evidence"]), r
+
+
+def test_cluster_supplies_the_class_and_the_file_the_template(cluster, tmp_path):
+    cluster.put(f"{DEVICECLASSES}.json", kubectl_list([DRANET_CLASS]))
+    p = tmp_path / "job.yaml"
+    p.write_text(dump_docs([RDMA_TEMPLATE, dra_pod()]))
+    r = cluster.run("check", "-o", "json", "--cluster", p)
+    res = checked(r)
+    assert (res["path"], res["rdma"]) == ("dra", True), r
+    assert any("ResourceClaimTemplate team-a/rdma-nics, the inputs" in e and
+               "DeviceClass 'dranet' (the cluster)" in e for e in res["evidence"]), r
+
+
+def test_a_template_the_cluster_lacks_says_so(cluster, tmp_path):
+    cluster.put(f"{DEVICECLASSES}.json", kubectl_list([DRANET_CLASS]))
+    p = tmp_path / "pod.yaml"
+    p.write_text(dump_docs([dra_pod()]))
+    r = cluster.run("check", "-o", "json", "--cluster", p)
+    res = checked(r)
+    assert res["path"] == "unknown", r
+    assert any("rdma-nics unknown: the cluster has none of that name" in e
+               for e in res["evidence"]), r
+
+
+def test_audit_reads_claims_from_the_cluster(cluster):
+    cluster.put(f"{DEVICECLASSES}.json", kubectl_list([DRANET_CLASS]))
+    cluster.put(f"{TEMPLATES}.json", kubectl_list([RDMA_TEMPLATE]))
+    cluster.workloads([dra_pod(caps=None)])
+    r = cluster.audit("-n", "team-a", "-o", "json", "--policy", POLICIES / "off.yaml")
+    assert r.rc == 1, r
+    (res,) = r.json()["results"]
+    assert (res["path"], [f["rule"] for f in res["findings"]]) == ("dra", ["ipc-lock-missing"]), r

@@ -12,7 +12,7 @@ from conftest import (BROKEN, INPUTS, KINDS, PATHS, POLICIES, check, dump_docs, 
 
 RESULT_KEYS = {"source", "apiVersion", "kind", "namespace", "name", "path", "rdma",
                "enforcement", "evidence", "findings"}
-PATHS_ENUM = {"sriov", "hostNetwork", "shared", "tcp", "none", "mixed", "unknown"}
+PATHS_ENUM = {"sriov", "hostNetwork", "shared", "tcp", "dra", "none", "mixed", "unknown"}
 
 
 def assert_shape(data):

@@ -7,7 +7,7 @@ Each row: (manifest, policy, expected rule ids (a sorted list: duplicates count)
 import pytest
 
 import manifests as m
-from conftest import check, rules_of
+from conftest import check, rules_of, workload_results
 
 # v2: hostnetwork-dns is a warning for a GPU pod without a sign of RDMA; vf-without-network is
 # an error on RoCE and a warning where the fabric is InfiniBand or not known.
@@ -21,7 +21,7 @@ SEVERITY = {
     "invalid-nccl-value": "error", "privileged-rdma": "warning", "non-root-ipc-lock": "warning",
     "rdma-device-missing": "warning", "hostnetwork-fixed-port": "warning",
     "shm-too-small": "warning", "gang-incomplete": "warning", "gid-index-on-ib": "warning",
-    "launcher-args-conflict": "warning",
+    "launcher-args-conflict": "warning", "dra-host-network": "error",
     "invalid-ignore-check": "warning",
 }
 
@@ -236,6 +236,12 @@ CASES = {
     "hostnet-annotation": (m.edit(m.host, annotations({m.NET_KEY: "macvlan-rdma@net1"})),
                            "off.yaml", ["hostnetwork-with-network-annotation"], {}),
 
+    # -- dra-host-network: the claim's template and class ride in the same stream ------------
+    "dra-host-network": ([*m.DRA_OBJECTS, m.edit(m.dra, spec(hostNetwork=True,
+                                                              dnsPolicy="ClusterFirstWithHostNet"))],
+                         "off.yaml", ["dra-host-network"], {"dra-host-network": "/spec/hostNetwork"}),
+    "dra-pod-network": ([*m.DRA_OBJECTS, m.dra()], "off.yaml", [], {}),
+
     # -- mixed-paths -------------------------------------------------------------------------
     "mixed-host-and-sriov": (m.pytorchjob(m.host(), m.sriov()), "off.yaml", ["mixed-paths"], {}),
     "mixed-tcp-and-sriov": (m.pytorchjob(m.tcp(), m.sriov()), "off.yaml", ["mixed-paths"], {}),
@@ -403,8 +409,9 @@ def test_rule_case(case, write):
     doc, policy, expected, pointers = CASES[case]
     r, data = check(write(doc), policy=policy)
     assert data is not None, r
-    assert len(data["results"]) == 1, r
-    res = data["results"][0]
+    results = workload_results(data)
+    assert len(results) == 1, r
+    res = results[0]
     assert rules_of(res) == sorted(expected), r
     for f in res["findings"]:
         allowed = SEVERITY[f["rule"]]

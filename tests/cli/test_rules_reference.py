@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from conftest import REPO, rw
+from conftest import REPO, rw, workload_results
 from test_rules import SEVERITY
 
 SEVERITY = {**SEVERITY, "duplicate-key": "warning", "invalid-network-annotation": "error",
@@ -87,8 +87,9 @@ def test_example_fires_exactly_its_rule(rule_id, reference, tmp_path):
         assert data["results"] == [] and len(data["errors"]) == 1, r
         assert "must be" in data["errors"][0]["message"] and r.rc == 2, r
         return
-    assert len(data["results"]) == 1, r
-    findings = data["results"][0]["findings"]
+    results = workload_results(data)
+    assert len(results) == 1, r
+    findings = results[0]["findings"]
     assert [(f["rule"], f["severity"]) for f in findings] == [(rule_id, example["severity"])], r
     allowed = SEVERITY[rule_id]
     assert example["severity"] in (allowed if isinstance(allowed, tuple) else (allowed,))

@@ -7,8 +7,9 @@ namespace {
 
 void IfnameNotAttached(const Context& ctx, const Rule& rule, Findings& out) {
   for (const auto& f : ctx.templates) {
-    // The platform's NICs (GKE multi-networking) are not in a Multus annotation.
-    if (f.t->host_network || !f.networks.platform.empty()) continue;
+    // The platform's NICs (GKE multi-networking) are not in a Multus annotation, and a DRA
+    // driver's NICs keep names that vary with the allocation.
+    if (f.t->host_network || !f.networks.platform.empty() || !f.networks.dra.nic.empty()) continue;
     for (const auto* c : f.gpu) {
       const auto* v = c->FindEnv("NCCL_SOCKET_IFNAME");
       if (v == nullptr || !v->value || v->value->empty() || v->value->front() == '^') continue;

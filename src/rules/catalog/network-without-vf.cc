@@ -7,7 +7,10 @@ namespace {
 
 void NetworkWithoutVf(const Context& ctx, const Rule& rule, Findings& out) {
   for (const auto& f : ctx.templates) {
-    if (f.gpu.empty() || f.t->host_network || !f.networks.platform.empty()) continue;
+    // A DRA driver's NICs need no device-plugin VF.
+    if (f.gpu.empty() || f.t->host_network || !f.networks.platform.empty() ||
+        !f.networks.dra.nic.empty())
+      continue;
     // The network-resources-injector adds the claims to the pods a template makes; a bare Pod
     // has already been through it when it is validated.
     if (ctx.policy.network_resources_injector && !f.t->pointer.empty()) continue;

@@ -15,8 +15,7 @@ void PrivilegedRdma(const Context& ctx, const Rule& rule, Findings& out) {
       if (!c->privileged) continue;
       workload::Container unprivileged = *c;
       unprivileged.privileged = false;
-      const auto grant =
-          FindDeviceGrant(unprivileged, *f.t, ctx.policy, !f.networks.platform.empty());
+      const auto grant = FindDeviceGrant(unprivileged, *f.t, ctx.policy, PlatformOrDraNics(f));
       std::string needs;
       if (!c->HasCapability("IPC_LOCK")) needs = "add IPC_LOCK to securityContext.capabilities.add";
       const std::string resource =

@@ -15,8 +15,7 @@ void RdmaDeviceHostpath(const Context& ctx, const Rule& rule, Findings& out) {
       if (!mount.mounted || !mount.host_path) continue;
       // Any grant, even one we cannot be sure of (a DRA claim of unknown kind), keeps this
       // error quiet: never deny on a guess.
-      if (!FindDeviceGrant(*c, *f.t, ctx.policy, !f.networks.platform.empty()).what.empty())
-        continue;
+      if (!FindDeviceGrant(*c, *f.t, ctx.policy, PlatformOrDraNics(f)).what.empty()) continue;
       rule.Report(out, mount.pointer,
                   "container '" + c->name +
                       "' gets /dev/infiniband only through a hostPath volume: the device nodes "

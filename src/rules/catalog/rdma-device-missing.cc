@@ -12,8 +12,7 @@ void RdmaDeviceMissing(const Context& ctx, const Rule& rule, Findings& out) {
   for (const auto& f : ctx.templates) {
     if (f.path != policy::Path::kHostNetwork || !f.rdma) continue;
     for (const auto* c : f.rdma_containers) {
-      if (!FindDeviceGrant(*c, *f.t, ctx.policy, !f.networks.platform.empty()).what.empty())
-        continue;
+      if (!FindDeviceGrant(*c, *f.t, ctx.policy, PlatformOrDraNics(f)).what.empty()) continue;
       if (FindInfinibandMount(*c, *f.t).mounted) continue;  // rdma-device-hostpath's case
       rule.Report(
           out, c->pointer + "/resources",

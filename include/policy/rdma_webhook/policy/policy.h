@@ -18,7 +18,8 @@ enum class Validation { kDeny, kWarn, kOff };
 enum class OnConflict { kReject, kOverride };
 enum class Fabric { kAuto, kRoce, kIb };  // auto: not known, fabric-specific rules stay silent
 // The access path of a pod template or workload (docs/design.md#paths).
-enum class Path { kNone, kHostNetwork, kSriov, kShared, kTcp, kPlugin, kUnknown, kMixed };
+// kDra: RDMA NICs a DRA driver moves into the pod, named by a claim (docs/dra.md).
+enum class Path { kNone, kHostNetwork, kSriov, kShared, kTcp, kPlugin, kUnknown, kMixed, kDra };
 // A namespace's `rules:` entry: the severity a rule takes there, or off (dropped).
 enum class RuleLevel { kError, kWarning, kOff };
 
@@ -90,12 +91,33 @@ struct WorkloadKind {
   std::string host_network_dns_policy{};
 };
 
+// A DRA driver whose devices are NICs: a claim of them puts the template on `path` (dra: RDMA
+// NICs moved into the pod; plugin: NICs NCCL reaches through a network plugin, as EFA's) when
+// the device class or the request requires `attribute` to be true ("" = every device of the
+// driver qualifies).
+struct DraNicDriver {
+  std::string driver;
+  std::string attribute;
+  Path path = Path::kDra;
+};
+
 struct Policy {
   // Resource names are globs (`*`, `?`): real clusters name their devices their own way.
   std::vector<std::string> gpu_resources{"nvidia.com/gpu", "amd.com/gpu"};
   std::vector<std::string> vf_resources{"rdma/vf"};
   std::vector<std::string> shared_resources{"rdma/hca_shared_devices_*"};
   std::vector<std::string> rdma_networks{"sriov-rdma-net"};
+  // DRA drivers (docs/dra.md): the classes of a claim say which driver serves its devices.
+  // Defaults: dranet (`rdma` attribute), the SR-IOV DRA driver (`rdmaCapable`), GKE's RDMA
+  // driver, AWS EFA (the plugin path); NVIDIA's and AMD's GPU drivers.
+  struct {
+    std::vector<DraNicDriver> nic_drivers{
+        {"dra.net", "rdma", Path::kDra},
+        {"sriovnetwork.k8snetworkplumbingwg.io", "rdmaCapable", Path::kDra},
+        {"mrdma.google.com", "", Path::kDra},
+        {"efa.networking.k8s.aws", "", Path::kPlugin}};
+    std::vector<std::string> gpu_drivers{"gpu.nvidia.com", "gpu.amd.com"};
+  } dra;
   // The cluster runs the network-resources-injector, which adds VF claims from annotations.
   bool network_resources_injector = false;
   std::vector<WorkloadKind> kinds;  // the built-in table followed by the policy's `kinds`

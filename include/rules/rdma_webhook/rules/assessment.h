@@ -4,6 +4,7 @@
 // decision of whether the webhook may edit the workload at all, so that the mutator decides
 // nothing and a caller that needs both a diagnosis and a mutation (`check`) reads and plans the
 // object once. Pure.
+#include <memory>
 #include <vector>
 
 #include "rdma_webhook/catalogue/catalogue.h"
@@ -22,8 +23,11 @@ struct TemplateAssessment {
 };
 
 struct Assessment {
-  // `w`, `policy` and `catalogue` must outlive the assessment: it points into them.
+  // `w`, `policy` and `catalogue` must outlive the assessment: it points into them. When a
+  // DRA claim makes a container a GPU container, `w` is `adjusted`: the workload as read, with
+  // those containers' `gpu` set.
   const workload::Workload* w = nullptr;
+  std::shared_ptr<const workload::Workload> adjusted;
   const policy::Policy* policy = nullptr;
   const catalogue::Catalogue* catalogue = nullptr;
   const policy::NamespacePolicy* ns = nullptr;

@@ -13,6 +13,7 @@
 #include "rdma_webhook/nccl/grammar.h"
 #include "rdma_webhook/policy/policy.h"
 #include "rdma_webhook/rules/diagnosis.h"
+#include "rdma_webhook/rules/dra.h"
 #include "rdma_webhook/workload/workload.h"
 
 namespace rw::rules {
@@ -68,6 +69,7 @@ struct TemplateNetworks {
   std::string plugin;    // evidence of a non-verbs NCCL network plugin, "" when none
   std::string platform;  // evidence of platform-attached RDMA NICs (GKE), "" when none
   std::vector<std::string> platform_interfaces;  // interfaces the platform attaches
+  TemplateDra dra;  // what its DRA claims hold, read through the catalogue (Assess fills it)
 };
 TemplateNetworks ReadNetworks(const workload::PodTemplate& t,
                               const policy::NamespacePolicy& ns_policy, std::string_view pod_ns);

@@ -106,7 +106,8 @@ struct PodTemplate {
   // One entry of spec.resourceClaims: its name and the template or claim it comes from.
   struct ResourceClaim {
     std::string name;
-    std::string source;  // resourceClaimTemplateName or resourceClaimName
+    std::string source;          // resourceClaimTemplateName or resourceClaimName
+    bool from_template = false;  // source names a ResourceClaimTemplate, not a ResourceClaim
   };
   std::vector<ResourceClaim> resource_claims;  // spec.resourceClaims (DRA)
   bool HasResourceClaims() const { return !resource_claims.empty(); }

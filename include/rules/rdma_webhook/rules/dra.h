@@ -1,0 +1,34 @@
+#pragma once
+// What a template's DRA claims and DRA extended resources hold, read through the catalogue
+// (docs/dra.md): each claim's template or claim object, the DeviceClass of each request, and
+// the driver and attributes its selectors require, judged against the policy's `dra` lists.
+// Never from a name: a claim whose objects cannot be found is unknown, with the reason. Pure.
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rdma_webhook/catalogue/catalogue.h"
+#include "rdma_webhook/policy/policy.h"
+#include "rdma_webhook/workload/workload.h"
+
+namespace rw::rules {
+
+struct TemplateDra {
+  std::string nic;     // evidence of the first claim of RDMA NICs (path dra), "" when none
+  std::string plugin;  // evidence of the first claim of plugin NICs (EFA), "" when none
+  std::vector<std::string> nic_claims;  // pod-level claim names that hold RDMA NICs
+  std::vector<std::string> gpu_claims;  // pod-level claim names that hold GPUs
+  // Containers (by index) that get GPUs or RDMA NICs through a claim they name or a DRA
+  // extended resource.
+  std::vector<std::size_t> gpu_containers;
+  std::vector<std::size_t> nic_containers;
+  bool unknown = false;               // some claim's devices could not be read
+  std::vector<std::string> evidence;  // one line per claim and per extended resource
+  bool Empty() const { return evidence.empty(); }
+};
+
+// `ns`: the pod's namespace, where its claims and templates are.
+TemplateDra ReadTemplateDra(const workload::PodTemplate& t, const policy::Policy& policy,
+                            const catalogue::Catalogue& catalogue, std::string_view ns);
+
+}  // namespace rw::rules

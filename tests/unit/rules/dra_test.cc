@@ -1,0 +1,252 @@
+// DRA claims are read through the catalogue: the class a request names and the driver and
+// attributes it requires decide whether the template is on the dra path, a GPU container, the
+// plugin path, or unknown (never a guess from a claim's name).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "rdma_webhook/codec/yaml.h"
+#include "rdma_webhook/rules/assessment.h"
+
+namespace rw::rules {
+namespace {
+
+using catalogue::Catalogue;
+using catalogue::Source;
+using policy::Path;
+
+constexpr const char* kPolicy = R"(
+apiVersion: rdma-webhook/v1
+kind: Policy
+defaults: {mode: off, validation: warn}
+namespaces:
+  - names: [sriov-ns]
+    mode: sriov
+    sriov: {networks: [{network: sriov-rdma-net, interface: eth1}]}
+)";
+
+const policy::Policy& TestPolicy() {
+  static const policy::Policy p = policy::ParsePolicyText(kPolicy);
+  return p;
+}
+
+std::vector<nlohmann::json> Objects(const std::string& yaml) {
+  std::vector<nlohmann::json> out;
+  for (auto& d : codec::ParseStream(yaml))
+    if (d.value) out.push_back(std::move(*d.value));
+  return out;
+}
+
+constexpr const char* kDranetClass = R"(
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: dranet}
+spec:
+  selectors: [{cel: {expression: 'device.driver == "dra.net"'}}]
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu.nvidia.com}
+spec:
+  selectors: [{cel: {expression: 'device.driver == "gpu.nvidia.com"'}}]
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: efa}
+spec:
+  selectors: [{cel: {expression: 'device.driver == "efa.networking.k8s.aws"'}}]
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: sriov-port1}
+spec:
+  selectors:
+    - cel: {expression: 'device.driver == "sriovnetwork.k8snetworkplumbingwg.io"'}
+    - cel: {expression: 'device.attributes["sriovnetwork.k8snetworkplumbingwg.io"].rdmaCapable'}
+  extendedResourceName: example.com/sriov-port1
+)";
+
+// A claim template in team-a with the given requests (YAML list items, indented 6).
+std::string Template(const std::string& name, const std::string& requests) {
+  return "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {name: " + name +
+         ", namespace: team-a}\nspec:\n  spec:\n    devices:\n      requests:\n" + requests;
+}
+
+constexpr const char* kRdmaNicRequest = R"(      - name: nic
+        exactly:
+          deviceClassName: dranet
+          selectors: [{cel: {expression: 'device.attributes["dra.net"].rdma == true'}}]
+)";
+constexpr const char* kPlainNicRequest =
+    "      - name: nic\n        exactly: {deviceClassName: dranet}\n";
+constexpr const char* kGpuRequest =
+    "      - name: gpu\n        exactly: {deviceClassName: gpu.nvidia.com, count: 8}\n";
+
+struct Case {
+  explicit Case(const std::string& ns, const std::string& catalogue_yaml,
+                const std::string& container_extra = "",
+                const std::string& limits = "{nvidia.com/gpu: 8}",
+                const std::string& spec_extra = "", Source source = Source::kInputs,
+                std::vector<catalogue::Listing> listed = {})
+      : catalogue(Catalogue::From(Objects(catalogue_yaml), source, std::move(listed))),
+        object(*codec::ParseStream(
+                    "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: " + ns +
+                    "}\nspec:\n" + spec_extra +
+                    "  resourceClaims: [{name: devices, resourceClaimTemplateName: devs}]\n"
+                    "  containers:\n  - name: trainer\n    image: x\n"
+                    "    resources:\n      limits: " +
+                    limits + "\n      claims: [{name: devices}]\n" + container_extra)
+                    .at(0)
+                    .value),
+        w(workload::Workload::Read(object, TestPolicy(), "default")),
+        a(Assess(w, TestPolicy(), catalogue)),
+        d(Diagnose(a)) {}
+  Catalogue catalogue;
+  nlohmann::json object;
+  workload::Workload w;
+  Assessment a;
+  Diagnosis d;
+
+  bool Fired(std::string_view rule) const {
+    return std::any_of(d.findings.begin(), d.findings.end(),
+                       [&](const Finding& f) { return f.rule == rule; });
+  }
+  bool Evidence(std::string_view part) const {
+    return std::any_of(d.evidence.begin(), d.evidence.end(),
+                       [&](const std::string& e) { return e.find(part) != std::string::npos; });
+  }
+  std::string AllEvidence() const {
+    std::string out;
+    for (const auto& e : d.evidence) out += e + "\n";
+    return out;
+  }
+};
+
+const std::string kIpcLock = "    securityContext: {capabilities: {add: [IPC_LOCK]}}\n";
+
+TEST(Dra, AClaimOfRdmaNicsPutsTheTemplateOnTheDraPath) {
+  const Case c("team-a", std::string(kDranetClass) + "---\n" + Template("devs", kRdmaNicRequest),
+               kIpcLock);
+  EXPECT_EQ(c.d.path, Path::kDra) << c.AllEvidence();
+  EXPECT_TRUE(c.d.rdma);
+  EXPECT_TRUE(c.Evidence("DeviceClass 'dranet' (the inputs), driver dra.net with rdma: RDMA NICs"))
+      << c.AllEvidence();
+  EXPECT_TRUE(c.d.findings.empty());
+}
+
+TEST(Dra, IpcLockIsStillRequiredOnTheDraPath) {
+  const Case c("team-a", std::string(kDranetClass) + "---\n" + Template("devs", kRdmaNicRequest));
+  EXPECT_EQ(c.d.path, Path::kDra);
+  EXPECT_TRUE(c.Fired("ipc-lock-missing"));
+}
+
+TEST(Dra, ADranetNicTheClaimDoesNotRequireRdmaOnIsNoRdmaPath) {
+  const Case c("team-a", std::string(kDranetClass) + "---\n" + Template("devs", kPlainNicRequest));
+  EXPECT_EQ(c.d.path, Path::kNone) << c.AllEvidence();
+  EXPECT_TRUE(c.Evidence("without requiring rdma")) << c.AllEvidence();
+  EXPECT_FALSE(c.Fired("ipc-lock-missing"));
+}
+
+TEST(Dra, AClaimWhoseTemplateIsNotInTheInputsIsUnknownAndQuiet) {
+  // The claim is called "devs", and would be so if it were called "rdma-nics": no name guess.
+  const Case c("team-a", kDranetClass);
+  EXPECT_EQ(c.d.path, Path::kUnknown) << c.AllEvidence();
+  EXPECT_TRUE(c.Evidence("ResourceClaimTemplate team-a/devs unknown: not among the inputs"))
+      << c.AllEvidence();
+  EXPECT_TRUE(c.d.findings.empty());
+}
+
+TEST(Dra, AnEmptyCatalogueReadsNoClaimAsRdma) {
+  const Case c("team-a", "");
+  EXPECT_EQ(c.d.path, Path::kUnknown);
+  EXPECT_FALSE(c.d.rdma);
+  EXPECT_TRUE(c.d.findings.empty());
+}
+
+TEST(Dra, ATemplateTheClusterListedAndLacksSaysSo) {
+  const Case c("team-a", kDranetClass, "", "{nvidia.com/gpu: 8}", "", Source::kCluster,
+               {{"resource.k8s.io", "ResourceClaimTemplate", std::nullopt}});
+  EXPECT_EQ(c.d.path, Path::kUnknown);
+  EXPECT_TRUE(c.Evidence("the cluster has none of that name")) << c.AllEvidence();
+}
+
+TEST(Dra, AClassThatCannotBeFoundIsUnknown) {
+  const Case c("team-a", Template("devs", kRdmaNicRequest), kIpcLock);
+  EXPECT_EQ(c.d.path, Path::kUnknown) << c.AllEvidence();
+  EXPECT_TRUE(c.Evidence("DeviceClass 'dranet' unknown")) << c.AllEvidence();
+}
+
+TEST(Dra, AGpuClaimMakesAGpuContainerWithoutAGpuResource) {
+  const Case c("team-a",
+               std::string(kDranetClass) + "---\n" +
+                   Template("devs", std::string(kGpuRequest) + kRdmaNicRequest),
+               kIpcLock, "{}");
+  ASSERT_EQ(c.a.templates.size(), 1u);
+  EXPECT_TRUE(c.a.w->templates[0].containers[0].gpu);
+  EXPECT_FALSE(c.w.templates[0].containers[0].gpu);  // the caller's workload is left as read
+  EXPECT_EQ(c.d.path, Path::kDra) << c.AllEvidence();
+  EXPECT_TRUE(c.d.rdma);
+}
+
+TEST(Dra, AGpuClaimAloneIsAGpuTemplateWithoutRdma) {
+  const Case c("team-a", std::string(kDranetClass) + "---\n" + Template("devs", kGpuRequest), "",
+               "{}");
+  EXPECT_EQ(c.d.path, Path::kNone);
+  EXPECT_TRUE(c.Evidence("GPU templates without an RDMA path")) << c.AllEvidence();
+}
+
+TEST(Dra, AnEfaClaimIsThePluginPath) {
+  const Case c("team-a", std::string(kDranetClass) + "---\n" +
+                             Template("devs",
+                                      "      - name: efa\n        exactly: "
+                                      "{deviceClassName: efa}\n"));
+  EXPECT_EQ(c.d.path, Path::kPlugin) << c.AllEvidence();
+  EXPECT_FALSE(c.Fired("ipc-lock-missing"));
+}
+
+TEST(Dra, OnTheHostNetworkTheHostNetworkDecides) {
+  const Case c("team-a", std::string(kDranetClass) + "---\n" + Template("devs", kRdmaNicRequest),
+               kIpcLock, "{nvidia.com/gpu: 8}", "  hostNetwork: true\n");
+  EXPECT_EQ(c.d.path, Path::kHostNetwork);
+}
+
+TEST(Dra, AnExtendedResourceResolvesThroughItsDeviceClass) {
+  const Case c("team-a", kDranetClass, kIpcLock, "{nvidia.com/gpu: 8, example.com/sriov-port1: 1}");
+  EXPECT_EQ(c.d.path, Path::kUnknown);  // the claim "devs" is still unknown
+  EXPECT_TRUE(
+      c.Evidence("claims example.com/sriov-port1, the extended resource of DeviceClass "
+                 "'sriov-port1' (the inputs), driver sriovnetwork.k8snetworkplumbingwg.io "
+                 "with rdmaCapable: RDMA NICs"))
+      << c.AllEvidence();
+}
+
+TEST(Dra, FirstAvailableAlternativesOfDifferentDevicesAreUnknown) {
+  const Case c("team-a", std::string(kDranetClass) + "---\n" + Template("devs", R"(      - name: any
+        firstAvailable:
+          - {name: nic, deviceClassName: dranet, selectors: [{cel: {expression: 'device.attributes["dra.net"].rdma'}}]}
+          - {name: gpu, deviceClassName: gpu.nvidia.com}
+)"),
+               kIpcLock);
+  EXPECT_EQ(c.d.path, Path::kUnknown) << c.AllEvidence();
+  EXPECT_TRUE(c.Evidence("firstAvailable alternatives hold different devices")) << c.AllEvidence();
+}
+
+TEST(Dra, NoDevicePluginVfIsInjectedNextToDraNics) {
+  const Case c("sriov-ns",
+               std::string(kDranetClass) + "---\n" +
+                   Template("devs", kRdmaNicRequest)
+                       .replace(Template("devs", kRdmaNicRequest).find("team-a"), 6, "sriov-ns"),
+               kIpcLock);
+  EXPECT_EQ(c.d.path, Path::kDra) << c.AllEvidence();
+  EXPECT_FALSE(c.a.mutates);
+  EXPECT_FALSE(c.a.templates[0].plan.applies);
+}
+
+TEST(Dra, NothingIsPlannedNextToAClaimThatCannotBeRead) {
+  const Case c("sriov-ns", kDranetClass, kIpcLock);
+  EXPECT_EQ(c.d.path, Path::kUnknown);
+  EXPECT_FALSE(c.a.mutates);
+}
+
+}  // namespace
+}  // namespace rw::rules
