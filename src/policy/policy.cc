@@ -59,6 +59,9 @@ const std::vector<std::string_view>& KnownRuleIds() {
       "gang-incomplete",
       "gid-index-on-ib",
       "launcher-args-conflict",
+      "trainer-rdma-resource-erased",
+      "trainer-procs-gpu-mismatch",
+      "trainer-runtime-no-rdma-path",
   };
   return kIds;
 }

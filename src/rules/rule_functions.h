@@ -33,4 +33,8 @@ void NonRootIpcLock(const Context&, const Rule&, Findings&);
 void RdmaDeviceMissing(const Context&, const Rule&, Findings&);
 void RdmaDeviceHostpath(const Context&, const Rule&, Findings&);
 void ShmTooSmall(const Context&, const Rule&, Findings&);
+// trainer_rules.cc
+void TrainerRdmaResourceErased(const Context&, const Rule&, Findings&);
+void TrainerProcsGpuMismatch(const Context&, const Rule&, Findings&);
+void TrainerRuntimeNoRdmaPath(const Context&, const Rule&, Findings&);
 }  // namespace rw::rules

@@ -867,6 +867,180 @@ spec:
       emptyDir: {medium: Memory}
 )y",
         .example_severity = S::kWarning}},
+      {"trainer-rdma-resource-erased",
+       S::kError,
+       TrainerRdmaResourceErased,
+       {.summary = "a TrainJob's resourcesPerNode erases its runtime's RDMA device",
+        .fires = "a TrainJob sets `spec.trainer.resourcesPerNode` (limits or requests) without an "
+                 "RDMA device resource that its runtime's `node` container claims",
+        .why = "Kubeflow Trainer v2.0 to v2.2 replace the `node` container's whole resources with "
+               "resourcesPerNode: the runtime's RDMA claim is silently dropped as soon as the "
+               "user asks for GPUs, and NCCL falls back to sockets (v2.3 merges per resource "
+               "name; a namespace on v2.3 only may lower this rule with `rules:`)",
+        .fix = "repeat the runtime's RDMA resource in `spec.trainer.resourcesPerNode.limits` (the "
+               "webhook's mutation does this in RDMA namespaces)",
+        .example = R"y(apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata:
+  name: torch-rdma
+spec:
+  mlPolicy:
+    numNodes: 2
+    torch: {}
+  template:
+    spec:
+      replicatedJobs:
+        - name: node
+          template:
+            metadata:
+              labels:
+                trainer.kubeflow.org/trainjob-ancestor-step: trainer
+            spec:
+              template:
+                spec:
+                  containers:
+                    - name: node
+                      image: registry.example.com/ml/torch:2.5
+                      securityContext:
+                        capabilities:
+                          add: [IPC_LOCK]
+                      resources:
+                        limits:
+                          rdma/hca_shared_devices_a: 1
+                      volumeMounts:
+                        - {name: dshm, mountPath: /dev/shm}
+                  volumes:
+                    - name: dshm
+                      emptyDir: {medium: Memory}
+---
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata:
+  name: llama
+spec:
+  runtimeRef:
+    name: torch-rdma
+  trainer:
+    resourcesPerNode:
+      limits:
+        nvidia.com/gpu: 8
+)y",
+        .example_severity = S::kError}},
+      {"trainer-procs-gpu-mismatch",
+       S::kWarning,
+       TrainerProcsGpuMismatch,
+       {.summary = "a TrainJob starts a different number of processes than it has GPUs per node",
+        .fires = "a TrainJob's `numProcPerNode` (or its runtime's) is a number and the `node` "
+                 "container's GPU count (`resourcesPerNode`, or the runtime's) is another",
+        .why = "torchrun starts numProcPerNode processes per node, one NCCL rank each on its own "
+               "GPU: fewer processes leave GPUs idle, more make ranks share a GPU, which NCCL "
+               "refuses",
+        .fix = "set `spec.trainer.numProcPerNode` to the GPU count per node (or leave it out: "
+               "`auto` counts the GPUs)",
+        .example = R"y(apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata:
+  name: torch-rdma
+spec:
+  mlPolicy:
+    numNodes: 2
+    torch: {}
+  template:
+    spec:
+      replicatedJobs:
+        - name: node
+          template:
+            metadata:
+              labels:
+                trainer.kubeflow.org/trainjob-ancestor-step: trainer
+            spec:
+              template:
+                spec:
+                  containers:
+                    - name: node
+                      image: registry.example.com/ml/torch:2.5
+                      securityContext:
+                        capabilities:
+                          add: [IPC_LOCK]
+                      resources:
+                        limits:
+                          rdma/hca_shared_devices_a: 1
+                      volumeMounts:
+                        - {name: dshm, mountPath: /dev/shm}
+                  volumes:
+                    - name: dshm
+                      emptyDir: {medium: Memory}
+---
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata:
+  name: llama
+spec:
+  runtimeRef:
+    name: torch-rdma
+  trainer:
+    numProcPerNode: 4
+    resourcesPerNode:
+      limits:
+        nvidia.com/gpu: 8
+        rdma/hca_shared_devices_a: 1
+)y",
+        .example_severity = S::kWarning}},
+      {"trainer-runtime-no-rdma-path",
+       S::kWarning,
+       TrainerRuntimeNoRdmaPath,
+       {.summary = "a multi-node TrainJob in a hostNetwork namespace runs on a runtime without "
+                   "hostNetwork",
+        .fires = "the namespace's mode is `hostNetwork`, the TrainJob runs on more than one node "
+                 "with GPUs, and its runtime's trainer pods are not on the host network",
+        .why = "a TrainJob cannot set `hostNetwork` or `dnsPolicy` (no Trainer override or "
+               "runtimePatches entry has them), so the webhook cannot put its pods on the host "
+               "network: they train over the pod network, without the host's RDMA NICs",
+        .fix = "use a runtime whose trainer pods set `hostNetwork: true` and `dnsPolicy: "
+               "ClusterFirstWithHostNet`",
+        .example = R"y(apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata:
+  name: torch-plain
+spec:
+  mlPolicy:
+    numNodes: 1
+    torch: {}
+  template:
+    spec:
+      replicatedJobs:
+        - name: node
+          template:
+            metadata:
+              labels:
+                trainer.kubeflow.org/trainjob-ancestor-step: trainer
+            spec:
+              template:
+                spec:
+                  containers:
+                    - name: node
+                      image: registry.example.com/ml/torch:2.5
+---
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata:
+  name: llama
+spec:
+  runtimeRef:
+    name: torch-plain
+  trainer:
+    numNodes: 2
+    resourcesPerNode:
+      limits:
+        nvidia.com/gpu: 8
+)y",
+        .example_severity = S::kWarning,
+        .example_policy = R"y(apiVersion: rdma-webhook/v1
+kind: Policy
+defaults:
+  mode: hostNetwork
+  validation: warn
+)y"}},
   };
   return kRules;
 }

@@ -397,7 +397,8 @@ TEST(RuleTableTest, SeveritiesFollowTheContract) {
     const bool warning =
         r.id == "privileged-rdma" || r.id == "non-root-ipc-lock" || r.id == "rdma-device-missing" ||
         r.id == "hostnetwork-fixed-port" || r.id == "shm-too-small" || r.id == "gang-incomplete" ||
-        r.id == "gid-index-on-ib" || r.id == "launcher-args-conflict" || r.id == "duplicate-key";
+        r.id == "gid-index-on-ib" || r.id == "launcher-args-conflict" || r.id == "duplicate-key" ||
+        r.id == "trainer-procs-gpu-mismatch" || r.id == "trainer-runtime-no-rdma-path";
     EXPECT_EQ(r.severity, warning ? Severity::kWarning : Severity::kError) << r.id;
   }
 }
