@@ -54,9 +54,9 @@ codec::PositionMap PositionsOfFindings(const Checked& c) {
 }  // namespace
 
 Checked Judge(InputDocument&& doc, const policy::Policy& policy, const std::string& default_ns,
-              bool count_changes) {
+              bool count_changes, const catalogue::Catalogue& catalogue) {
   const auto w = workload::Workload::Read(*doc.object, policy, default_ns);
-  rules::Assessment a = rules::Assess(w, policy);
+  rules::Assessment a = rules::Assess(w, policy, catalogue);
   Checked c{doc.source, doc.file, w.api_version, w.kind, w.ns, w.name, rules::Diagnose(a)};
   c.judged = w.kind_row != nullptr;
   // What errors do in the cluster, as the webhook's own verdict says (a controller-owned Pod

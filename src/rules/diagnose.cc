@@ -301,14 +301,15 @@ Diagnosis Diagnose(const Assessment& assessment) {
   return d;
 }
 
-Diagnosis Diagnose(const workload::Workload& w, const policy::Policy& policy) {
-  return Diagnose(Assess(w, policy));
+Diagnosis Diagnose(const workload::Workload& w, const policy::Policy& policy,
+                   const catalogue::Catalogue& catalogue) {
+  return Diagnose(Assess(w, policy, catalogue));
 }
 
 Diagnosis Diagnose(const nlohmann::json& object, const policy::Policy& policy,
-                   std::string_view default_ns) {
+                   std::string_view default_ns, const catalogue::Catalogue& catalogue) {
   const auto w = workload::Workload::Read(object, policy, default_ns);
-  return Diagnose(w, policy);
+  return Diagnose(w, policy, catalogue);
 }
 
 const std::vector<RuleInfo>& RuleTable() {
