@@ -10,6 +10,7 @@
 #include "patch_builder.h"
 #include "rdma_webhook/mutate/mutation.h"
 #include "rdma_webhook/rules/assessment.h"
+#include "rdma_webhook/rules/trainjob.h"
 #include "rdma_webhook/workload/trainjob.h"
 
 namespace rw::mutate {
@@ -212,13 +213,14 @@ class Translation {
 }  // namespace
 
 Mutation MutateTrainJob(const json& trainjob, const json& runtime, const workload::RuntimeRef& ref,
-                        const policy::Policy& policy, std::string_view default_ns) {
+                        const policy::Policy& policy, std::string_view default_ns,
+                        const catalogue::Catalogue& catalogue) {
   // The effective templates without the webhook's own entry: the edits planned on them are all
   // the entry must hold, so a reinvocation writes the same entry again (no operation).
   const auto t = workload::EffectiveTemplates(
       trainjob, runtime, ref, workload::ResourcesPerNode::kMerge, kRuntimePatchManager);
   const auto w = workload::ReadTrainJob(t, policy, default_ns);
-  rules::Assessment a = rules::Assess(w, policy);
+  rules::Assessment a = rules::Assess(w, policy, catalogue);
   std::vector<policy::Path> written;
   for (const auto& ta : a.templates) written.push_back(ta.path);
   const bool mutates = a.mutates;
@@ -248,6 +250,19 @@ Mutation MutateTrainJob(const json& trainjob, const json& runtime, const workloa
   m.path = tr.findings().empty() ? effective.path : rules::WorkloadPath(written);
   for (auto& f : tr.findings()) m.overrides.push_back(std::move(f));
   return m;
+}
+
+Mutation MutateTrainJob(const json& trainjob, const policy::Policy& policy,
+                        std::string_view default_ns, const catalogue::Catalogue& catalogue) {
+  const auto ref = workload::ReadRuntimeRef(trainjob, default_ns);
+  const auto runtime = rules::FindRuntime(ref, catalogue);
+  if (runtime.object == nullptr) {
+    Mutation m;
+    m.result = trainjob;
+    m.path = policy::Path::kUnknown;
+    return m;
+  }
+  return MutateTrainJob(trainjob, *runtime.object, ref, policy, default_ns, catalogue);
 }
 
 }  // namespace rw::mutate

@@ -49,6 +49,11 @@ inline constexpr std::string_view kRuntimePatchManager = "rdma-webhook.io/mutato
 // workload::ManifestError when either object has wrong types.
 Mutation MutateTrainJob(const nlohmann::json& trainjob, const nlohmann::json& runtime,
                         const workload::RuntimeRef& ref, const policy::Policy& policy,
-                        std::string_view default_ns);
+                        std::string_view default_ns,
+                        const catalogue::Catalogue& catalogue = catalogue::Catalogue::Empty());
+// The same with the runtime from the catalogue; a TrainJob whose runtime it does not hold is
+// left as it is (path `unknown`).
+Mutation MutateTrainJob(const nlohmann::json& trainjob, const policy::Policy& policy,
+                        std::string_view default_ns, const catalogue::Catalogue& catalogue);
 
 }  // namespace rw::mutate
