@@ -3,8 +3,8 @@
 #
 #   rdma-webhook_<v>_linux_amd64.tar.gz   the static binary (stripped), LICENSE, README.md
 #   rdma-webhook_<v>_linux_arm64.tar.gz   the same for arm64, only with --cross and a Debian cross
-#                                         toolchain (g++-aarch64-linux-gnu and the :arm64 -dev
-#                                         packages); skipped with a note otherwise
+#                                         toolchain (scripts/build-arm64.sh lists what it needs);
+#                                         skipped with a note otherwise
 #   rdma-webhook_<v>_image.oci.tar        the image as an OCI layout archive (skopeo oci-archive:)
 #   rdma-webhook_<v>_image.docker.tar     the image as a docker-archive (docker load, ctr import)
 #   rdma-webhook_<v>_image.digest         the image manifest digest (sha256:...), for image.digest
@@ -52,6 +52,12 @@ if [ -f build-static/build.ninja ] && [ -x build-static/rdma-webhook ] &&
   note "build-static/ was configured at another commit: configuring it again for $head_commit"
   cmake build-static >/dev/null
 fi
+# $RW_PROJECT_URL, the repository's web address, makes `check -o sarif` link each rule to
+# docs/rules.md at the tag v<version> (helpUri); a build-static/ configured before is told too,
+# and told again when it is unset, so an old address never leaks into a release.
+if [ -f build-static/build.ninja ]; then
+  cmake -DRW_PROJECT_URL="${RW_PROJECT_URL:-}" build-static >/dev/null
+fi
 git diff --quiet HEAD -- 2>/dev/null ||
   note "WARNING: the work tree has uncommitted changes: these artefacts are not exactly commit $head_commit"
 WORK="$(mktemp -d)"
@@ -89,22 +95,21 @@ archive_binary() {  # archive_binary ARCH BINARY
 archive_binary amd64 "$BIN"
 platforms=(amd64)
 
-# 2. arm64, in `make release` only (a cold cross build takes as long as the native one)
+# 2. arm64, in `make release` only (a cold cross build takes as long as the native one):
+# scripts/build-arm64.sh says what is missing (exit 3) when the cross toolchain or the arm64
+# libraries are not installed; then the release is amd64 only, with a note.
 if [ "$cross" = 1 ]; then
-  if command -v aarch64-linux-gnu-g++ >/dev/null && [ -f /usr/lib/aarch64-linux-gnu/libssl.a ]; then
-    # Debian multiarch: the :arm64 -dev packages put libraries in /usr/lib/aarch64-linux-gnu and
-    # share /usr/include, so the library architecture and pkg-config's directory are all CMake needs.
-    note "cross-building linux/arm64 into build-static-arm64/"
-    PKG_CONFIG_LIBDIR=/usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/pkgconfig \
-      cmake -S "$REPO" -B "$REPO/build-static-arm64" -G Ninja -DRW_STATIC=ON -DRW_BUILD_TESTS=OFF \
-      -DCMAKE_BUILD_TYPE=Release -DCMAKE_SYSTEM_NAME=Linux -DCMAKE_SYSTEM_PROCESSOR=aarch64 \
-      -DCMAKE_CXX_COMPILER=aarch64-linux-gnu-g++ -DCMAKE_LIBRARY_ARCHITECTURE=aarch64-linux-gnu >&2
-    nice -n 10 cmake --build "$REPO/build-static-arm64" --target rdma-webhook >&2
-    STRIP=aarch64-linux-gnu-strip archive_binary arm64 "$REPO/build-static-arm64/rdma-webhook"
+  set +e
+  arm64_bin="$("$REPO/scripts/build-arm64.sh")"
+  arm64_rc=$?
+  set -e
+  if [ "$arm64_rc" = 0 ]; then
+    STRIP=aarch64-linux-gnu-strip archive_binary arm64 "$arm64_bin"
     platforms+=(arm64)
+  elif [ "$arm64_rc" = 3 ]; then
+    note "linux/arm64 skipped (see scripts/build-arm64.sh and docs/install.md#the-arm64-binary)"
   else
-    note "linux/arm64 skipped: no cross toolchain (apt-get install g++-aarch64-linux-gnu, and after" \
-      "dpkg --add-architecture arm64 the :arm64 -dev packages scripts/setup.sh lists)"
+    die "the arm64 cross build failed"
   fi
 fi
 
@@ -138,7 +143,7 @@ metadata:
   name: rdma
 spec:
   version: v$VERSION
-  homepage: ${RW_RELEASE_HOMEPAGE:-$base}
+  homepage: ${RW_RELEASE_HOMEPAGE:-${RW_PROJECT_URL:-$base}}
   shortDescription: Check and explain RDMA settings of training workloads
   description: |
     kubectl rdma checks manifests and live workloads for the RDMA, SR-IOV,

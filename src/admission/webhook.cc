@@ -88,6 +88,13 @@ void Answer(Endpoint endpoint, const Request& request, rules::Verdict verdict, D
   }
   for (const auto& f : verdict.findings)
     if (verdict.Warns(f)) AddWarning(d.response.warnings, f);
+  // Suppressed findings neither deny nor warn, but the API server's audit log records which
+  // rules an annotation silenced, so that a suppression is never invisible.
+  std::string suppressed;
+  for (const auto& x : verdict.suppressed)
+    if (("," + suppressed + ",").find("," + x.finding.rule + ",") == std::string::npos)
+      suppressed += (suppressed.empty() ? "" : ",") + x.finding.rule;
+  if (!suppressed.empty()) d.response.audit_annotations["suppressed"] = suppressed;
   d.findings = std::move(verdict.findings);
 }
 

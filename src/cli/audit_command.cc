@@ -35,6 +35,8 @@ struct AuditFlags {
   std::string policy_configmap;
   std::string output = "text";
   bool include_owned = false;
+  ConfigFlags config;                       // --config, --no-config
+  std::vector<std::string> disabled_rules;  // from the configuration file's disableRules
 };
 
 // One namespace's line of the summary.
@@ -126,6 +128,7 @@ int RunAudit(const AuditFlags& flags) {
   try {
     policy = ResolveClusterPolicy(flags.policy_file, flags.policy_configmap, flags.cluster,
                                   {flags.all_namespaces, flags.ns});
+    policy.policy = WithRulesOff(policy.policy, flags.disabled_rules);
     found = Discover(flags.cluster);
     plan = PlanKinds(*policy.policy, found.served);
     plan.warning = found.warning;
@@ -157,7 +160,7 @@ int RunAudit(const AuditFlags& flags) {
   std::optional<CheckJsonWriter> json_writer;
   if (flags.output == "json") json_writer.emplace();
   std::vector<InputError> errors_read;
-  std::size_t objects = 0, owned = 0, errors = 0, warnings = 0;
+  std::size_t objects = 0, owned = 0, errors = 0, warnings = 0, suppressed = 0;
   const auto args = GetArgs(flags, plan);
   try {
     KubectlRun run(args);
@@ -192,13 +195,14 @@ int RunAudit(const AuditFlags& flags) {
             s.warnings += w;
             errors += e;
             warnings += w;
+            suppressed += c.diagnosis.suppressed.size();
             ++objects;
             if (json_writer) {
               json_writer->Add(c);
             } else if (flags.output == "junit") {
               c.diagnosis.evidence.clear();     // JUnit shows only findings
               results.push_back(std::move(c));  // clean objects pass as cases
-            } else if (c.diagnosis.findings.empty()) {
+            } else if (c.diagnosis.findings.empty() && c.diagnosis.suppressed.empty()) {
               // nothing to show in text or SARIF: the summary counts it
             } else if (text) {
               PrintText(c, color, false);
@@ -231,8 +235,8 @@ int RunAudit(const AuditFlags& flags) {
     std::cout << ToJunit(results, errors_read);
   } else {
     if (!namespaces.empty()) PrintSummaryTable(namespaces);
-    std::cout << CountsLine(objects, "object", errors, warnings) << " in " << namespaces.size()
-              << (namespaces.size() == 1 ? " namespace" : " namespaces")
+    std::cout << CountsLine(objects, "object", errors, warnings, 0, suppressed) << " in "
+              << namespaces.size() << (namespaces.size() == 1 ? " namespace" : " namespaces")
               << " (policy: " << policy.from << ")\n";
     if (owned > 0)
       std::cout << owned << (owned == 1 ? " object is" : " objects are")
@@ -272,10 +276,26 @@ void AddAuditCommand(CLI::App& root, std::function<int()>& run) {
                   "exit 1 on findings of this severity or worse (warning: warnings too)")
       ->check(CLI::IsMember({"error", "warning"}))
       ->capture_default_str();
+  static const std::vector<std::string> kOutputs = {"text", "json", "sarif", "junit"};
   cmd->add_option("--output,-o", flags->output, "output format")
-      ->check(CLI::IsMember({"text", "json", "sarif", "junit"}))
+      ->check(CLI::IsMember(kOutputs))
       ->capture_default_str();
-  cmd->callback([flags, &run] { run = [flags] { return RunAudit(*flags); }; });
+  AddConfigFlags(*cmd, flags->config);
+  cmd->callback([cmd, flags, &run] {
+    run = [cmd, flags] {
+      // The file's namespace is the one for manifests without one, not audit's scope (-n).
+      const bool applied = ApplyConfig(*cmd, flags->config,
+                                       {"audit",
+                                        &flags->policy_file,
+                                        nullptr,
+                                        &flags->output,
+                                        &flags->fail_on,
+                                        &flags->disabled_rules,
+                                        kOutputs,
+                                        {"--policy-configmap"}});
+      return applied ? RunAudit(*flags) : kExitError;
+    };
+  });
 }
 
 }  // namespace rw::cli

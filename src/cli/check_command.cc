@@ -22,7 +22,7 @@ struct CheckFlags : ManifestFlags {
 };
 
 int RunCheck(const CheckFlags& flags) {
-  const auto policy = LoadPolicyOrReport(flags.policy_file);
+  const auto policy = LoadPolicyOrReport(flags.policy_file, flags.disabled_rules);
   if (!policy) return kExitError;
   const auto catalogue = ManifestCatalogueOrReport(flags);
   if (!catalogue) return kExitError;
@@ -38,7 +38,7 @@ int RunCheck(const CheckFlags& flags) {
   const auto positions =
       flags.output == "json" ? codec::Positions::kSkip : codec::Positions::kRecord;
   bool any_document = false;
-  std::size_t documents = 0, errors = 0, warnings = 0, failing = 0, unreadable = 0;
+  std::size_t documents = 0, errors = 0, warnings = 0, failing = 0, unreadable = 0, suppressed = 0;
   const DocumentVisitor visit = [&](InputDocument&& doc) {
     if (!doc.object) {
       unreadable += doc.whole_file ? 0 : 1;  // a missing file is no document
@@ -52,6 +52,7 @@ int RunCheck(const CheckFlags& flags) {
       ++documents;
       errors += c.diagnosis.Count(Severity::kError);
       warnings += c.diagnosis.Count(Severity::kWarning);
+      suppressed += c.diagnosis.suppressed.size();
       for (const auto& f : c.diagnosis.findings) failing += FailsOn(flags.fail_on, f.severity);
       if (text && flags.quiet) {
         for (const auto& f : c.diagnosis.findings)
@@ -60,7 +61,8 @@ int RunCheck(const CheckFlags& flags) {
         PrintText(c, color, flags.verbose);
       } else if (json_writer) {
         json_writer->Add(c);
-      } else if (flags.output == "junit" || !c.diagnosis.findings.empty()) {
+      } else if (flags.output == "junit" || !c.diagnosis.findings.empty() ||
+                 !c.diagnosis.suppressed.empty()) {
         c.diagnosis.evidence.clear();  // SARIF and JUnit do not show it; SARIF only findings
         results.push_back(std::move(c));
       }
@@ -81,7 +83,8 @@ int RunCheck(const CheckFlags& flags) {
     std::cout << ToJunit(results, errors_read);
   } else if (!flags.quiet) {
     // Unreadable documents count: "0 documents" with exit 2 would read as an empty input.
-    std::cout << CountsLine(documents, "document", errors, warnings, unreadable) << "\n";
+    std::cout << CountsLine(documents, "document", errors, warnings, unreadable, suppressed)
+              << "\n";
   }
   PrintInputErrors(errors_read);
   if (!errors_read.empty()) return kExitError;
@@ -94,15 +97,18 @@ void AddCheckCommand(CLI::App& root, std::function<int()>& run) {
   auto flags = std::make_shared<CheckFlags>();
   auto* cmd =
       root.add_subcommand("check", "Diagnose manifests as written: path, RDMA, evidence, findings");
-  AddManifestFlags(*cmd, *flags, "text", {"text", "json", "sarif", "junit"});
+  static const std::vector<std::string> kOutputs = {"text", "json", "sarif", "junit"};
+  AddManifestFlags(*cmd, *flags, "text", kOutputs);
   auto* verbose = cmd->add_flag("-v,--verbose", flags->verbose,
                                 "text: every document, also those without findings");
   cmd->add_flag("-q,--quiet", flags->quiet,
                 "text: only the lines of failing findings (see --fail-on), no summary")
       ->excludes(verbose);
-  cmd->callback([flags, &run] {
+  cmd->callback([cmd, flags, &run] {
     RequireInputs(*flags);
-    run = [flags] { return RunCheck(*flags); };
+    run = [cmd, flags] {
+      return ApplyManifestConfig(*cmd, "check", *flags, kOutputs) ? RunCheck(*flags) : kExitError;
+    };
   });
 }
 

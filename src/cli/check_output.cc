@@ -25,14 +25,24 @@ std::string Plural(std::size_t n, const std::string& noun) {
 
 }  // namespace
 
+json FindingJson(const rules::Finding& f) {
+  return {{"rule", f.rule},
+          {"severity", rules::ToString(f.severity)},
+          {"message", f.Text()},
+          {"fix", f.fix},
+          {"pointer", f.pointer}};
+}
+
 json ToJson(const Checked& c) {
   json findings = json::array();
-  for (const auto& f : c.diagnosis.findings)
-    findings.push_back({{"rule", f.rule},
-                        {"severity", rules::ToString(f.severity)},
-                        {"message", f.Text()},
-                        {"fix", f.fix},
-                        {"pointer", f.pointer}});
+  for (const auto& f : c.diagnosis.findings) findings.push_back(FindingJson(f));
+  json suppressed = json::array();
+  for (const auto& s : c.diagnosis.suppressed) {
+    json entry = FindingJson(s.finding);
+    entry["reason"] = s.reason;
+    entry["annotation"] = s.annotation;
+    suppressed.push_back(std::move(entry));
+  }
   return {{"source", c.source},
           {"apiVersion", c.api_version},
           {"kind", c.kind},
@@ -43,7 +53,8 @@ json ToJson(const Checked& c) {
           {"enforcement", policy::ToString(c.diagnosis.enforcement)},
           {"skipped", c.diagnosis.skipped},
           {"evidence", c.diagnosis.evidence},
-          {"findings", std::move(findings)}};
+          {"findings", std::move(findings)},
+          {"suppressed", std::move(suppressed)}};
 }
 
 CheckJsonWriter::CheckJsonWriter() : spool_(std::tmpfile()) {
@@ -56,6 +67,7 @@ CheckJsonWriter::~CheckJsonWriter() { std::fclose(spool_); }
 void CheckJsonWriter::Add(const Checked& c) {
   errors_ += c.diagnosis.Count(Severity::kError);
   warnings_ += c.diagnosis.Count(Severity::kWarning);
+  suppressed_ += c.diagnosis.suppressed.size();
   // Indented as dump(2) indents an element of the root's "results": 4 more spaces per line
   // (a dumped string holds no raw newline).
   std::string text = (results_++ == 0 ? "" : ",\n") + std::string(4, ' ');
@@ -70,7 +82,10 @@ void CheckJsonWriter::Add(const Checked& c) {
 void CheckJsonWriter::Finish(const std::vector<InputError>& errors, const json& extra) {
   json out = extra;
   out["results"] = json::array();
-  out["summary"] = {{"documents", results_}, {"errors", errors_}, {"warnings", warnings_}};
+  out["summary"] = {{"documents", results_},
+                    {"errors", errors_},
+                    {"warnings", warnings_},
+                    {"suppressed", suppressed_}};
   if (!errors.empty()) {
     out["errors"] = json::array();
     for (const auto& e : errors)
@@ -94,13 +109,18 @@ void CheckJsonWriter::Finish(const std::vector<InputError>& errors, const json& 
   std::cout << skeleton.substr(at + empty.size()) << "\n";
 }
 
-std::string FindingLine(const Checked& c, const rules::Finding& f, bool color) {
-  const Style s{color};
+std::string Location(const Checked& c, const std::string& pointer) {
   std::string at = c.file;
-  if (const auto p = c.Where(f.pointer)) {
+  if (const auto p = c.Where(pointer)) {
     at += ":" + std::to_string(p->line);
     if (p->column > 0) at += ":" + std::to_string(p->column);
   }
+  return at;
+}
+
+std::string FindingLine(const Checked& c, const rules::Finding& f, bool color) {
+  const Style s{color};
+  const std::string at = Location(c, f.pointer);
   const bool error = f.severity == Severity::kError;
   return at + ": " + (error ? s("31;1", "error") : s("33;1", "warning")) + " " + s("1", f.rule) +
          ": " + f.message;
@@ -110,7 +130,7 @@ void PrintText(const Checked& c, bool color, bool verbose) {
   const Style s{color};
   const auto& d = c.diagnosis;
   const bool clean = d.findings.empty();
-  if (!verbose && clean && c.changes == 0) return;
+  if (!verbose && clean && d.suppressed.empty() && c.changes == 0) return;
   std::cout << s("1", c.source) << "  " << (c.kind.empty() ? "(no kind)" : c.kind) << " " << c.ns
             << "/" << (c.name.empty() ? "(unnamed)" : c.name) << "\n";
   std::cout << "  path: " << s("1", std::string(policy::ToString(d.path))) << "   rdma: "
@@ -130,7 +150,22 @@ void PrintText(const Checked& c, bool color, bool verbose) {
     std::cout << "    at " << (f.pointer.empty() ? "/" : f.pointer) << "\n";
     if (!f.fix.empty()) std::cout << "    " << s("36", "fix: " + f.fix) << "\n";
   }
-  if (clean) std::cout << "  " << s("32", "ok: no findings") << "\n";
+  // Suppressed findings are shown, not counted: "suppressed" where a severity would be, so that
+  // an editor's or CI's error/warning pattern does not take them for findings.
+  for (const auto& x : d.suppressed) {
+    std::cout << Location(c, x.finding.pointer) << ": " << s("2", "suppressed") << " "
+              << s("1", x.finding.rule) << ": " << x.finding.message << "\n";
+    std::cout << "    at " << (x.finding.pointer.empty() ? "/" : x.finding.pointer) << "\n";
+    std::cout << "    reason: " << (x.reason.empty() ? "(none given)" : x.reason) << " (by "
+              << x.annotation << ")\n";
+  }
+  if (clean)
+    std::cout << "  "
+              << s("32",
+                   d.suppressed.empty()
+                       ? std::string("ok: no findings")
+                       : "ok: no findings (" + std::to_string(d.suppressed.size()) + " suppressed)")
+              << "\n";
   // check judges the manifest as written; the webhook would first rewrite it.
   if (c.changes > 0)
     std::cout << "  "
@@ -142,10 +177,11 @@ void PrintText(const Checked& c, bool color, bool verbose) {
 }
 
 std::string CountsLine(std::size_t items, const std::string& noun, std::size_t errors,
-                       std::size_t warnings, std::size_t unreadable) {
+                       std::size_t warnings, std::size_t unreadable, std::size_t suppressed) {
   return Plural(items + unreadable, noun) +
          (unreadable > 0 ? " (" + std::to_string(unreadable) + " unreadable)" : "") + ", " +
-         Plural(errors, "error") + ", " + Plural(warnings, "warning");
+         Plural(errors, "error") + ", " + Plural(warnings, "warning") +
+         (suppressed > 0 ? ", " + std::to_string(suppressed) + " suppressed" : "");
 }
 
 }  // namespace rw::cli

@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <sstream>
 
@@ -13,8 +14,9 @@ namespace {
 using nlohmann::json;
 using rules::Severity;
 
-// No project URL is published yet, so the SARIF carries none (informationUri and helpUri are
-// optional): each rule's full help text travels in the file itself.
+// Each rule's full help travels in the file itself; helpUri and informationUri (both optional
+// in SARIF) are written only when the build or $RDMA_WEBHOOK_DOCS_URL says where the docs are
+// published (DocsUrl), since the project names no host of its own.
 
 std::string Level(Severity s) { return s == Severity::kError ? "error" : "warning"; }
 
@@ -46,18 +48,21 @@ std::string RuleHelp(const rules::RuleReference& r) {
   return text;
 }
 
-json SarifRule(const rules::RuleReference& r) {
+json SarifRule(const rules::RuleReference& r, const std::string& docs_url) {
   const auto& d = *r.doc;
   std::string markdown = "**Fires when:** " + std::string(d.fires) +
                          "\n\n**Why it breaks RDMA:** " + std::string(d.why) + "\n\n**Fix:** " +
                          std::string(d.fix) + "\n\n**Example:**\n\n```yaml\n" +
                          std::string(d.example) + "```\n";
-  return {{"id", r.id},
-          {"name", r.id},
-          {"shortDescription", {{"text", d.summary}}},
-          {"fullDescription", {{"text", std::string(d.fires)}}},
-          {"help", {{"text", RuleHelp(r)}, {"markdown", std::move(markdown)}}},
-          {"defaultConfiguration", {{"level", Level(r.severity)}}}};
+  json rule = {{"id", r.id},
+               {"name", r.id},
+               {"shortDescription", {{"text", d.summary}}},
+               {"fullDescription", {{"text", std::string(d.fires)}}},
+               {"help", {{"text", RuleHelp(r)}, {"markdown", std::move(markdown)}}},
+               {"defaultConfiguration", {{"level", Level(r.severity)}}}};
+  // rules.md's section of a rule is headed by its id, which is its own anchor ([a-z0-9-]).
+  if (!docs_url.empty()) rule["helpUri"] = docs_url + "/rules.md#" + std::string(r.id);
+  return rule;
 }
 
 std::string Escape(std::string_view text) {
@@ -97,34 +102,59 @@ std::string Located(const Checked& c, const std::string& pointer) {
   return at + " " + (pointer.empty() ? "/" : pointer);
 }
 
+json PhysicalLocation(const Checked& c, const std::string& pointer) {
+  json physical = {{"artifactLocation", {{"uri", FileUri(c.file)}}}};
+  if (const auto p = c.Where(pointer)) {
+    json region = {{"startLine", p->line}};
+    if (p->column > 0) region["startColumn"] = p->column;
+    physical["region"] = std::move(region);
+  }
+  return physical;
+}
+
+json SarifResult(const Checked& c, const rules::Finding& f,
+                 const std::map<std::string, std::size_t>& index) {
+  json result = {
+      {"ruleId", f.rule},
+      {"level", Level(f.severity)},
+      {"message", {{"text", f.Text()}}},
+      {"locations", json::array({{{"physicalLocation", PhysicalLocation(c, f.pointer)},
+                                  {"logicalLocations",
+                                   json::array({{{"fullyQualifiedName", c.source + f.pointer},
+                                                 {"kind", "object"}}})}}})},
+      {"properties", {{"source", c.source}, {"pointer", f.pointer}, {"fix", f.fix}}}};
+  if (const auto it = index.find(f.rule); it != index.end()) result["ruleIndex"] = it->second;
+  return result;
+}
+
 }  // namespace
 
-json ToSarif(const std::vector<Checked>& results, const std::vector<InputError>& errors) {
+std::string DocsUrl() {
+  const char* env = std::getenv("RDMA_WEBHOOK_DOCS_URL");
+  std::string url = env != nullptr ? env : build::kDocsUrl;
+  while (!url.empty() && url.back() == '/') url.pop_back();
+  return url;
+}
+
+json ToSarif(const std::vector<Checked>& results, const std::vector<InputError>& errors,
+             const std::string& docs_url) {
   json rules = json::array();
   std::map<std::string, std::size_t> index;
   for (const auto& r : rules::RuleReferences()) {
     index[std::string(r.id)] = rules.size();
-    rules.push_back(SarifRule(r));
+    rules.push_back(SarifRule(r, docs_url));
   }
   json out_results = json::array();
   for (const auto& c : results) {
-    for (const auto& f : c.diagnosis.findings) {
-      json physical = {{"artifactLocation", {{"uri", FileUri(c.file)}}}};
-      if (const auto p = c.Where(f.pointer)) {
-        json region = {{"startLine", p->line}};
-        if (p->column > 0) region["startColumn"] = p->column;
-        physical["region"] = std::move(region);
-      }
-      json result = {
-          {"ruleId", f.rule},
-          {"level", Level(f.severity)},
-          {"message", {{"text", f.Text()}}},
-          {"locations", json::array({{{"physicalLocation", std::move(physical)},
-                                      {"logicalLocations",
-                                       json::array({{{"fullyQualifiedName", c.source + f.pointer},
-                                                     {"kind", "object"}}})}}})},
-          {"properties", {{"source", c.source}, {"pointer", f.pointer}, {"fix", f.fix}}}};
-      if (const auto it = index.find(f.rule); it != index.end()) result["ruleIndex"] = it->second;
+    for (const auto& f : c.diagnosis.findings) out_results.push_back(SarifResult(c, f, index));
+    // A suppressed finding stays a result, marked as SARIF marks a suppression written in the
+    // scanned file itself (kind inSource), so code scanning lists it as dismissed, not gone.
+    for (const auto& x : c.diagnosis.suppressed) {
+      json result = SarifResult(c, x.finding, index);
+      json suppression = {{"kind", "inSource"}, {"status", "accepted"}};
+      if (!x.reason.empty()) suppression["justification"] = x.reason;
+      suppression["location"] = {{"physicalLocation", PhysicalLocation(c, x.annotation)}};
+      result["suppressions"] = json::array({std::move(suppression)});
       out_results.push_back(std::move(result));
     }
   }
@@ -143,6 +173,7 @@ json ToSarif(const std::vector<Checked>& results, const std::vector<InputError>&
                  {"version", build::kVersion},
                  {"semanticVersion", build::kVersion},
                  {"rules", std::move(rules)}};
+  if (*build::kProjectUrl != '\0') driver["informationUri"] = build::kProjectUrl;
   return {{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
           {"version", "2.1.0"},
           {"runs", json::array({{{"tool", {{"driver", std::move(driver)}}},
@@ -194,6 +225,9 @@ std::string ToJunit(const std::vector<Checked>& results, const std::vector<Input
                         ", first: " + first_error)
               << "\">" << Escape(failure) << "</failure>\n";
     }
+    for (const auto& x : c.diagnosis.suppressed)
+      warnings += "suppressed " + x.finding.rule + " at " + Located(c, x.finding.pointer) +
+                  "\n  reason: " + (x.reason.empty() ? "(none given)" : x.reason) + "\n";
     if (!warnings.empty()) s.cases << "      <system-out>" << Escape(warnings) << "</system-out>\n";
     s.cases << "    </testcase>\n";
   }

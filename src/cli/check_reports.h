@@ -49,7 +49,7 @@ class CheckJsonWriter {
 
  private:
   std::FILE* spool_;
-  std::size_t results_ = 0, errors_ = 0, warnings_ = 0;
+  std::size_t results_ = 0, errors_ = 0, warnings_ = 0, suppressed_ = 0;
 };
 
 // "file:line:col: error rule: message" (line and column where known), the form compilers
@@ -57,18 +57,28 @@ class CheckJsonWriter {
 std::string FindingLine(const Checked& c, const rules::Finding& f, bool color);
 
 // `check -o text`'s block for one document: what it is, its path, whether RDMA is really used,
-// why we think so, and each finding with its fix; ANSI colours when `color`. Unless `verbose`,
-// a document without findings and without changes the webhook would make prints nothing.
+// why we think so, each finding with its fix and each suppressed finding with its reason; ANSI
+// colours when `color`. Unless `verbose`, a document without findings, suppressed findings and
+// changes the webhook would make prints nothing.
 void PrintText(const Checked& c, bool color, bool verbose);
 
 // "3 documents, 1 error, 0 warnings" (`noun`: document, object, ...); unreadable ones count
-// among the items: "3 documents (1 unreadable), ...".
+// among the items: "3 documents (1 unreadable), ..."; suppressed findings, when there are
+// some, follow: "..., 0 warnings, 2 suppressed".
 std::string CountsLine(std::size_t items, const std::string& noun, std::size_t errors,
-                       std::size_t warnings, std::size_t unreadable = 0);
+                       std::size_t warnings, std::size_t unreadable = 0,
+                       std::size_t suppressed = 0);
 
-// SARIF 2.1.0: one run; the driver lists every rule with its documentation; each finding is a
-// result located at its pointer's line and column; unreadable documents are notifications.
-nlohmann::json ToSarif(const std::vector<Checked>& results, const std::vector<InputError>& errors);
+// Where this version's docs/ folder is published, without a trailing slash: $RDMA_WEBHOOK_DOCS_URL
+// when set, else the build's RW_DOCS_URL (docs/cli.md#-o-sarif-and--o-junit); "" when unknown.
+std::string DocsUrl();
+
+// SARIF 2.1.0: one run; the driver lists every rule with its documentation (and, when
+// `docs_url` is not empty, a helpUri to its section of rules.md there); each finding is a
+// result located at its pointer's line and column, a suppressed one with its suppression;
+// unreadable documents are notifications.
+nlohmann::json ToSarif(const std::vector<Checked>& results, const std::vector<InputError>& errors,
+                       const std::string& docs_url = DocsUrl());
 
 // JUnit XML: a testsuite per file, a testcase per document; error findings are its failure,
 // warnings its system-out; an unreadable document is a testcase with an error.

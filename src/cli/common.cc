@@ -37,6 +37,32 @@ void AddManifestFlags(CLI::App& cmd, ManifestFlags& flags, const std::string& de
       ->needs(cluster);
   cmd.add_option("--kubeconfig", flags.cluster_flags.kubeconfig, "kubeconfig file (kubectl's)")
       ->needs(cluster);
+  AddConfigFlags(cmd, flags.config);
+}
+
+bool ApplyManifestConfig(const CLI::App& cmd, const std::string& command, ManifestFlags& flags,
+                         const std::vector<std::string>& outputs) {
+  return ApplyConfig(cmd, flags.config,
+                     {command,
+                      &flags.policy_file,
+                      &flags.ns,
+                      &flags.output,
+                      &flags.fail_on,
+                      &flags.disabled_rules,
+                      outputs,
+                      {}});
+}
+
+std::shared_ptr<const policy::Policy> WithRulesOff(std::shared_ptr<const policy::Policy> policy,
+                                                   const std::vector<std::string>& ids) {
+  if (ids.empty()) return policy;
+  auto copy = std::make_shared<policy::Policy>(*policy);
+  auto off = [&](policy::NamespacePolicy& ns) {
+    for (const auto& id : ids) ns.rules[id] = policy::RuleLevel::kOff;
+  };
+  off(copy->defaults);
+  for (auto& ns : copy->namespaces) off(ns);
+  return copy;
 }
 
 bool FailsOn(const std::string& fail_on, rules::Severity severity) {
@@ -67,9 +93,10 @@ std::shared_ptr<const policy::Policy> LoadPolicy(const std::string& file) {
   return std::move(load.policy);
 }
 
-std::shared_ptr<const policy::Policy> LoadPolicyOrReport(const std::string& file) {
+std::shared_ptr<const policy::Policy> LoadPolicyOrReport(const std::string& file,
+                                                         const std::vector<std::string>& disabled) {
   try {
-    auto loaded = LoadPolicy(file);
+    auto loaded = WithRulesOff(LoadPolicy(file), disabled);
     for (const auto& w : policy::ShadowedNamespaceEntries(*loaded))
       std::cerr << "warning: " << file << ": " << w << "\n";
     return loaded;

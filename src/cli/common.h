@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cluster.h"
+#include "config_file.h"
 #include "inputs.h"
 #include "rdma_webhook/policy/policy.h"
 #include "rdma_webhook/rules/diagnosis.h"
@@ -25,6 +26,8 @@ struct ManifestFlags {
   // (--context, --kubeconfig pick the cluster).
   bool cluster = false;
   ClusterFlags cluster_flags;
+  ConfigFlags config;                       // --config, --no-config
+  std::vector<std::string> disabled_rules;  // from the configuration file's disableRules
 };
 
 // One of the two is required: CLI11 cannot say "either"; the command's callback calls this
@@ -39,16 +42,27 @@ inline Directories InputDirectories(const ManifestFlags& flags) {
 }
 
 // Adds the inputs (positional and -f/--filename: at least one is required), --policy,
-// --namespace, --output, --fail-on and --cluster (with --context, --kubeconfig).
+// --namespace, --output, --fail-on, --cluster (with --context, --kubeconfig), --config and
+// --no-config.
 void AddManifestFlags(CLI::App& cmd, ManifestFlags& flags, const std::string& default_output,
                       const std::vector<std::string>& outputs);
+
+// ApplyConfig for check and mutate: policy, namespace, output, failOn and disableRules.
+bool ApplyManifestConfig(const CLI::App& cmd, const std::string& command, ManifestFlags& flags,
+                         const std::vector<std::string>& outputs);
+
+// `policy` with every rule of `ids` turned off in every namespace (the configuration file's
+// disableRules), or `policy` itself when there are none.
+std::shared_ptr<const policy::Policy> WithRulesOff(std::shared_ptr<const policy::Policy> policy,
+                                                   const std::vector<std::string>& ids);
 
 // The policy named by --policy, or the embedded default. Throws std::runtime_error naming the
 // file and the field.
 std::shared_ptr<const policy::Policy> LoadPolicy(const std::string& file);
 
-// LoadPolicy, or nullptr after printing the error on stderr.
-std::shared_ptr<const policy::Policy> LoadPolicyOrReport(const std::string& file);
+// LoadPolicy (with the rules of `disabled` off), or nullptr after printing the error on stderr.
+std::shared_ptr<const policy::Policy> LoadPolicyOrReport(
+    const std::string& file, const std::vector<std::string>& disabled = {});
 
 // Whether findings of `severity` make the exit code 1 under --fail-on.
 bool FailsOn(const std::string& fail_on, rules::Severity severity);

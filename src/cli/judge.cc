@@ -6,29 +6,13 @@
 #include "rdma_webhook/mutate/mutation.h"
 #include "rdma_webhook/rules/assessment.h"
 #include "rdma_webhook/rules/diagnosis.h"
+#include "rdma_webhook/rules/reading_findings.h"
+#include "rdma_webhook/rules/suppression.h"
 #include "rdma_webhook/rules/trainjob.h"
 #include "rdma_webhook/rules/verdict.h"
 
 namespace rw::cli {
 namespace {
-
-using rules::Severity;
-
-// A repeated mapping key: kubectl keeps the last value without a word (the API server never
-// sees the duplicate), so the earlier value, perhaps the one meant, is lost. Never an error:
-// the object is what kubectl would send.
-rules::Finding DuplicateKeyFinding(const codec::DuplicateKey& d) {
-  const std::string line = std::to_string(d.line), earlier = std::to_string(d.earlier_line);
-  const bool same_line = d.line == d.earlier_line;  // a flow mapping: {a: 1, a: 2}
-  return {
-      "duplicate-key", Severity::kWarning,
-      "key '" + d.key + "' is repeated " +
-          (same_line ? "on line " + line : "at line " + line + " (also at line " + earlier + ")") +
-          ": the last value is used, as kubectl does silently, and the earlier one is lost",
-      "remove the earlier '" + d.key + "' " + (same_line ? "on" : "at") + " line " + earlier +
-          (same_line ? "" : " (or merge the two into the one at line " + line + ")"),
-      d.pointer};
-}
 
 // How many patch operations the webhook would apply to the object (0 when it cannot tell),
 // from the assessment the diagnosis read: the object is read and planned once.
@@ -49,6 +33,9 @@ codec::PositionMap PositionsOfFindings(const Checked& c) {
   if (const auto p = c.Where("")) kept.emplace("", *p);
   for (const auto& f : c.diagnosis.findings)
     if (const auto p = c.Where(f.pointer)) kept.emplace(f.pointer, *p);
+  for (const auto& s : c.diagnosis.suppressed)
+    for (const auto* pointer : {&s.finding.pointer, &s.annotation})
+      if (const auto p = c.Where(*pointer)) kept.emplace(*pointer, *p);
   return kept;
 }
 
@@ -77,8 +64,13 @@ Checked Judge(InputDocument&& doc, const policy::Policy& policy, const std::stri
   c.positions = std::move(doc.positions);
   // Reading problems first: they may explain the findings that follow.
   std::vector<rules::Finding> findings;
-  for (const auto& d : doc.duplicate_keys) findings.push_back(DuplicateKeyFinding(d));
+  for (const auto& d : doc.duplicate_keys) findings.push_back(rules::DuplicateKeyFinding(d));
   rules::ApplyRuleLevels(findings, policy.ForNamespace(w.ns));  // e.g. duplicate-key: off
+  std::vector<rules::Suppressed> suppressed;
+  rules::Suppress(w, findings, suppressed);  // as the diagnosis did with its own findings
+  suppressed.insert(suppressed.end(), std::make_move_iterator(c.diagnosis.suppressed.begin()),
+                    std::make_move_iterator(c.diagnosis.suppressed.end()));
+  c.diagnosis.suppressed = std::move(suppressed);
   findings.insert(findings.end(), std::make_move_iterator(c.diagnosis.findings.begin()),
                   std::make_move_iterator(c.diagnosis.findings.end()));
   c.diagnosis.findings = std::move(findings);

@@ -59,7 +59,7 @@ std::string YamlOf(const InputDocument& doc, const mutate::Mutation& m, bool fir
 }
 
 int RunMutate(const ManifestFlags& flags) {
-  const auto policy = LoadPolicyOrReport(flags.policy_file);
+  const auto policy = LoadPolicyOrReport(flags.policy_file, flags.disabled_rules);
   if (!policy) return kExitError;
   const auto catalogue = ManifestCatalogueOrReport(flags);
   if (!catalogue) return kExitError;
@@ -119,7 +119,8 @@ int RunMutate(const ManifestFlags& flags) {
 void AddMutateCommand(CLI::App& root, std::function<int()>& run) {
   auto flags = std::make_shared<ManifestFlags>();
   auto* cmd = root.add_subcommand("mutate", "Print what the webhook would make of the manifests");
-  AddManifestFlags(*cmd, *flags, "yaml", {"yaml", "json", "patch"});
+  static const std::vector<std::string> kOutputs = {"yaml", "json", "patch"};
+  AddManifestFlags(*cmd, *flags, "yaml", kOutputs);
   cmd->footer(
       "-o yaml writes a document the webhook leaves alone as it is written, and a changed one\n"
       "in its own key order with its comments and blank lines, block scalars, quoting and\n"
@@ -129,9 +130,11 @@ void AddMutateCommand(CLI::App& root, std::function<int()>& run) {
       "hold collections (written as blocks), the indentation width of mappings (2 spaces),\n"
       "blank lines right after a block scalar. A List is written as its items. -o json\n"
       "writes keys sorted.");
-  cmd->callback([flags, &run] {
+  cmd->callback([cmd, flags, &run] {
     RequireInputs(*flags);
-    run = [flags] { return RunMutate(*flags); };
+    run = [cmd, flags] {
+      return ApplyManifestConfig(*cmd, "mutate", *flags, kOutputs) ? RunMutate(*flags) : kExitError;
+    };
   });
 }
 

@@ -99,7 +99,9 @@ void PrintMarkdown(const std::vector<const RuleReference*>& list) {
                "     `build/rdma-webhook rules -o markdown > docs/rules.md`. -->\n\n"
                "Every finding of `rdma-webhook check` and of the webhook names one of these "
                "rules.\nA namespace's `rules:` in the policy can set a rule to `error`, `warning` "
-               "or `off`.\nEach example fires exactly its rule (the CLI tests run them).\n\n"
+               "or `off`.\nA manifest can suppress a rule's findings for itself with an "
+               "annotation: [suppression.md](suppression.md).\nEach example fires exactly its rule "
+               "(the CLI tests run them).\n\n"
                "| rule | severity | what is wrong |\n|---|---|---|\n";
   for (const auto* r : list)
     std::cout << "| [`" << r->id << "`](#" << r->id << ") | " << SeverityLabel(*r) << " | "

@@ -3,6 +3,7 @@
 
 #include "context.h"
 #include "rdma_webhook/rules/diagnosis.h"
+#include "rdma_webhook/rules/suppression.h"
 #include "signs.h"
 
 namespace rw::rules {
@@ -294,10 +295,12 @@ Diagnosis Diagnose(const Assessment& assessment) {
     d.skipped = true;
     return d;
   }
-  for (const auto& rule : Rules())
-    if (rule.check != nullptr) rule.check(ctx, rule, d.findings);
+  for (const Rule* rule : Rules())
+    if (rule->check != nullptr) rule->check(ctx, *rule, d.findings);
   DropShadowedConflicts(d.findings);
   ApplyRuleLevels(d.findings, ns);
+  // After the levels: a rule the policy turned off has nothing left to suppress.
+  Suppress(w, d.findings, d.suppressed);
   return d;
 }
 
@@ -310,15 +313,6 @@ Diagnosis Diagnose(const nlohmann::json& object, const policy::Policy& policy,
                    std::string_view default_ns, const catalogue::Catalogue& catalogue) {
   const auto w = workload::Workload::Read(object, policy, default_ns);
   return Diagnose(w, policy, catalogue);
-}
-
-const std::vector<RuleInfo>& RuleTable() {
-  static const std::vector<RuleInfo> kTable = [] {
-    std::vector<RuleInfo> out;
-    for (const auto& r : Rules()) out.push_back({r.id, r.severity});
-    return out;
-  }();
-  return kTable;
 }
 
 }  // namespace rw::rules

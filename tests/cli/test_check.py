@@ -17,8 +17,9 @@ PATHS_ENUM = {"sriov", "hostNetwork", "shared", "tcp", "none", "mixed", "unknown
 
 def assert_shape(data):
     assert set(data) >= {"results", "summary"}, data
-    assert set(data["summary"]) == {"documents", "errors", "warnings"}, data["summary"]
-    errors = warnings = 0
+    assert set(data["summary"]) == {"documents", "errors", "warnings", "suppressed"}, \
+        data["summary"]
+    errors = warnings = suppressed = 0
     for res in data["results"]:
         assert set(res) >= RESULT_KEYS, res
         assert isinstance(res["source"], str)
@@ -34,8 +35,10 @@ def assert_shape(data):
             assert f["severity"] in {"error", "warning"}, f
             errors += f["severity"] == "error"
             warnings += f["severity"] == "warning"
+        assert isinstance(res["suppressed"], list), res
+        suppressed += len(res["suppressed"])
     assert data["summary"] == {"documents": len(data["results"]), "errors": errors,
-                               "warnings": warnings}, data["summary"]
+                               "warnings": warnings, "suppressed": suppressed}, data["summary"]
 
 
 # -- the shape ---------------------------------------------------------------------------------
@@ -59,7 +62,7 @@ def test_contract_example_shape(tmp_path):
     joined = " ".join(res["evidence"])
     assert "rdma/vf" in joined and "sriov-rdma-net" in joined, res["evidence"]
     assert rules_of(res) == ["ipc-lock-missing"]
-    assert data["summary"] == {"documents": 1, "errors": 1, "warnings": 0}
+    assert data["summary"] == {"documents": 1, "errors": 1, "warnings": 0, "suppressed": 0}
     assert r.rc == 1
 
 
@@ -186,7 +189,7 @@ def test_only_empty_documents(write):
     r, data = check(write("---\n# nothing\n---\n"))
     assert r.rc == 0, r
     assert data["results"] == [] and data["summary"] == {"documents": 0, "errors": 0,
-                                                         "warnings": 0}
+                                                         "warnings": 0, "suppressed": 0}
 
 
 def test_anchors_and_aliases():

@@ -3,12 +3,13 @@
 line too (issue 10, point 3).
 """
 import json
+import re
 import xml.etree.ElementTree as ET
 
 import pytest
 
 import manifests as m
-from conftest import POLICIES, rw
+from conftest import POLICIES, REPO, rw
 
 # A Pod whose container adds no IPC_LOCK: ipc-lock-missing points at line 11 (securityContext).
 POD = """\
@@ -155,3 +156,22 @@ def test_text_names_the_line(write):
     # file:line:col first (securityContext starts at column 7 of line 15), then the pointer
     assert f"{p}:15:7: error ipc-lock-missing: container 'trainer'" in r.out, r
     assert "\n    at /spec/containers/0/securityContext\n" in r.out, r
+
+
+def test_sarif_help_uri_links_each_rule_to_its_section_of_rules_md(write, monkeypatch):
+    base = "https://git.example.com/platform/rdma-webhook/blob/v0.1.0/docs"
+    monkeypatch.setenv("RDMA_WEBHOOK_DOCS_URL", base + "/")  # a trailing slash is dropped
+    r, log = sarif(write(POD, "job.yaml"))
+    rules = log["runs"][0]["tool"]["driver"]["rules"]
+    headings = set(re.findall(r"^## ([a-z0-9-]+)$", (REPO / "docs" / "rules.md").read_text(),
+                              re.MULTILINE))
+    for rule in rules:
+        assert rule["helpUri"] == f"{base}/rules.md#{rule['id']}", rule
+        assert rule["id"] in headings, f"docs/rules.md has no section for {rule['id']}"
+
+
+def test_sarif_has_no_help_uri_when_no_docs_address_is_known(write, monkeypatch):
+    # The test build is configured without RW_PROJECT_URL / RW_DOCS_URL.
+    monkeypatch.delenv("RDMA_WEBHOOK_DOCS_URL", raising=False)
+    r, log = sarif(write(POD, "job.yaml"))
+    assert all("helpUri" not in rule for rule in log["runs"][0]["tool"]["driver"]["rules"])

@@ -22,6 +22,7 @@ SEVERITY = {
     "rdma-device-missing": "warning", "hostnetwork-fixed-port": "warning",
     "shm-too-small": "warning", "gang-incomplete": "warning", "gid-index-on-ib": "warning",
     "launcher-args-conflict": "warning",
+    "invalid-ignore-check": "warning",
     "trainer-rdma-resource-erased": "error", "trainer-procs-gpu-mismatch": "warning",
     "trainer-runtime-no-rdma-path": "warning",
 }
@@ -112,6 +113,12 @@ LAUNCHER_IB_OFF = ["mpirun", "-np", "16", "-x", "NCCL_IB_DISABLE=1", "all_reduce
 SH_EXPORT = ["bash", "-c", "export NCCL_IB_DISABLE=1; torchrun --nproc_per_node=8 train.py"]
 
 # id: (manifest, policy, expected rules, {rule: pointer prefix})
+def annotate(key, value="a reason"):
+    def _edit(doc):
+        doc["metadata"].setdefault("annotations", {})[key] = value
+    return _edit
+
+
 CASES = {
     # -- clean baselines: every path, no findings ------------------------------------------
     "clean-sriov": (m.sriov(), "off.yaml", [], {}),
@@ -379,6 +386,17 @@ CASES = {
     "launcher-export-conflict": (m.edit(m.sriov, container(command=SH_EXPORT)), "off.yaml",
                                  ["launcher-args-conflict"], {}),
     "launcher-agrees": (mpi(LAUNCHER_OK), "off.yaml", [], {}),
+
+    # -- invalid-ignore-check ----------------------------------------------------------------
+    "ignore-check-typo": (m.edit(m.sriov, annotate("ignore-check.rdma-webhook.io/shm-to-small")),
+                          "off.yaml", ["invalid-ignore-check"],
+                          {"invalid-ignore-check": "/metadata/annotations/"}),
+    "ignore-check-policy-rule": (m.edit(m.sriov,
+                                        annotate("ignore-check.rdma-webhook.io/path-not-allowed")),
+                                 "off.yaml", ["invalid-ignore-check"], {}),
+    "ignore-check-known-rule": (m.edit(m.sriov,
+                                       annotate("ignore-check.rdma-webhook.io/shm-too-small")),
+                                "off.yaml", [], {}),
 }
 
 

@@ -78,7 +78,8 @@ def test_duplicate_key_is_never_an_error_exit(write):
     # Not a workload: the duplicate is its only finding.
     assert [f["rule"] for f in res["findings"]] == ["duplicate-key"], res
     assert res["findings"][0]["pointer"] == "/data/a", res
-    assert data["summary"] == {"documents": 1, "errors": 0, "warnings": 1}, data
+    assert data["summary"] == {"documents": 1, "errors": 0, "warnings": 1,
+                               "suppressed": 0}, data
 
 
 def test_duplicate_key_three_times_is_two_findings(write):

@@ -75,6 +75,35 @@ def test_denial_lists_every_error_with_rule_and_fix(server):
     assert "hostnetwork-dns" in r["status"]["message"]
 
 
+def test_ignore_check_annotations_suppress_what_they_name_and_say_so(server):
+    # The denied pod above, with both its errors suppressed by annotations: allowed, no warning
+    # about them, and the audit annotation names the suppressed rules.
+    obj = pod("rdma-host-a", host_network=True)
+    obj["metadata"]["annotations"] = {
+        "ignore-check.rdma-webhook.io/ipc-lock-missing": "the runtime grants IPC_LOCK",
+        "ignore-check.rdma-webhook.io/hostnetwork-dns": "no service names are resolved"}
+    status, body = server.review("/validate", review(obj))
+    assert status == 200
+    r = body["response"]
+    assert r["allowed"] is True, r
+    assert not any(w.startswith(("ipc-lock-missing", "hostnetwork-dns"))
+                   for w in r.get("warnings", [])), r
+    assert sorted(r["auditAnnotations"]["suppressed"].split(",")) == [
+        "hostnetwork-dns", "ipc-lock-missing"], r
+    # One suppressed, one misspelt: the misspelt rule's error still denies, and the denial's
+    # neighbour, the invalid annotation, is a warning with the id it meant.
+    obj["metadata"]["annotations"] = {
+        "ignore-check.rdma-webhook.io/ipc-lock-missing": "the runtime grants IPC_LOCK",
+        "ignore-check.rdma-webhook.io/hostnetwork-dn": "typo"}
+    status, body = server.review("/validate", review(obj))
+    r = body["response"]
+    assert r["allowed"] is False and "hostnetwork-dns" in r["status"]["message"], r
+    assert "ipc-lock-missing" not in r["status"]["message"], r
+    assert r["auditAnnotations"]["suppressed"] == "ipc-lock-missing", r
+    assert any(w.startswith("invalid-ignore-check: write ignore-check.rdma-webhook.io/"
+                            "hostnetwork-dns") for w in r.get("warnings", [])), r
+
+
 def test_warnings_are_short_and_named(server):
     # The default namespace family is validation: warn.
     status, body = server.review("/validate", review(pod("elsewhere", host_network=True)))

@@ -3,8 +3,8 @@
 
 #include <algorithm>
 
-#include "rdma_webhook/codec/yaml.h"
 #include "rdma_webhook/rules/diagnosis.h"
+#include "yaml_document.h"
 
 namespace rw::rules {
 namespace {
@@ -35,12 +35,7 @@ const policy::Policy& TestPolicy() {
   return p;
 }
 
-nlohmann::json Yaml(const std::string& text) {
-  auto docs = codec::ParseStream(text);
-  EXPECT_EQ(docs.size(), 1u);
-  EXPECT_TRUE(docs[0].error.empty()) << docs[0].error;
-  return *docs[0].value;
-}
+using test::Yaml;
 
 // A GPU Pod in `ns`; `spec_extra` and `container_extra` are YAML lines spliced in.
 std::string Pod(const std::string& ns, const std::string& spec_extra,
@@ -394,11 +389,13 @@ TEST(Findings, CapPrefixedIpcLockIsAWarningNamingTheSpelling) {
 
 TEST(RuleTableTest, SeveritiesFollowTheContract) {
   for (const auto& r : RuleTable()) {
-    const bool warning =
-        r.id == "privileged-rdma" || r.id == "non-root-ipc-lock" || r.id == "rdma-device-missing" ||
-        r.id == "hostnetwork-fixed-port" || r.id == "shm-too-small" || r.id == "gang-incomplete" ||
-        r.id == "gid-index-on-ib" || r.id == "launcher-args-conflict" || r.id == "duplicate-key" ||
-        r.id == "trainer-procs-gpu-mismatch" || r.id == "trainer-runtime-no-rdma-path";
+    const bool warning = r.id == "privileged-rdma" || r.id == "non-root-ipc-lock" ||
+                         r.id == "rdma-device-missing" || r.id == "hostnetwork-fixed-port" ||
+                         r.id == "shm-too-small" || r.id == "gang-incomplete" ||
+                         r.id == "gid-index-on-ib" || r.id == "launcher-args-conflict" ||
+                         r.id == "duplicate-key" || r.id == "invalid-ignore-check" ||
+                         r.id == "trainer-procs-gpu-mismatch" ||
+                         r.id == "trainer-runtime-no-rdma-path";
     EXPECT_EQ(r.severity, warning ? Severity::kWarning : Severity::kError) << r.id;
   }
 }

@@ -28,6 +28,14 @@ struct Finding {
   std::string Text() const { return fix.empty() ? message : message + " Fix: " + fix; }
 };
 
+// A finding an ignore-check annotation suppressed (suppression.h): reported as suppressed with
+// its reason, never counted, never denying.
+struct Suppressed {
+  Finding finding;
+  std::string reason;      // the annotation's value ("" when it gives none)
+  std::string annotation;  // RFC 6901 pointer of the annotation that suppressed it
+};
+
 struct TemplateDiagnosis {
   std::string pointer;
   policy::Path path = policy::Path::kNone;
@@ -39,6 +47,7 @@ struct Diagnosis {
   bool rdma = false;
   std::vector<std::string> evidence;
   std::vector<Finding> findings;
+  std::vector<Suppressed> suppressed;  // findings ignore-check annotations suppressed
   std::vector<TemplateDiagnosis> templates;
   bool skipped = false;  // opted out with rdma-webhook.io/skip where the namespace allows it
   policy::Validation enforcement = policy::Validation::kDeny;

@@ -40,8 +40,9 @@ struct Verdict {
   // What error findings do: the namespace's validation, downgraded from deny to warn for a
   // controller-owned Pod.
   policy::Validation enforcement = policy::Validation::kDeny;
-  std::vector<Finding> findings;  // what the user is told; empty unless judged or malformed
-  bool deny = false;              // an error under deny: /validate refuses the request
+  std::vector<Finding> findings;       // what the user is told; empty unless judged or malformed
+  std::vector<Suppressed> suppressed;  // what ignore-check annotations suppressed: never denies
+  bool deny = false;                   // an error under deny: /validate refuses the request
 
   // The error findings (what a denial lists).
   std::vector<const Finding*> Errors() const;

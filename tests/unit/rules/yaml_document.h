@@ -1,0 +1,20 @@
+#pragma once
+// The rules tests write their manifests as YAML: the one document of a text, as JSON.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "rdma_webhook/codec/yaml.h"
+
+namespace rw::rules::test {
+
+inline nlohmann::json Yaml(const std::string& text) {
+  auto docs = codec::ParseStream(text);
+  EXPECT_EQ(docs.size(), 1u);
+  EXPECT_TRUE(docs[0].error.empty()) << docs[0].error;
+  return *docs[0].value;
+}
+
+}  // namespace rw::rules::test
