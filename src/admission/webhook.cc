@@ -5,6 +5,7 @@
 #include <set>
 
 #include "rdma_webhook/mutate/mutation.h"
+#include "rdma_webhook/rules/trainjob.h"
 #include "rdma_webhook/rules/verdict.h"
 #include "rdma_webhook/workload/workload.h"
 
@@ -140,8 +141,14 @@ Decision Decide(Endpoint endpoint, Request request, const policy::Policy& policy
         rules::PodTemplatesUnchanged(request.old_object, request.object, w, policy)) {
       return d;
     }
+    // A TrainJob is judged through the pods Trainer builds from its runtime, which the cluster
+    // watch holds; without the watch its runtime is not known: `unknown`, which passes
+    // (docs/trainer.md).
+    const bool trainjob = workload::IsTrainJob(request.object);
     if (endpoint == Endpoint::kMutate) {
-      mutate::Mutation m = mutate::Mutate(w, std::move(request.object), policy, catalogue);
+      mutate::Mutation m = trainjob
+                               ? mutate::MutateTrainJob(request.object, policy, ns, catalogue)
+                               : mutate::Mutate(w, std::move(request.object), policy, catalogue);
       if (!m.patch.empty()) d.response.patch = m.patch.dump();
       for (const auto& f : m.overrides) AddWarning(d.response.warnings, f);
       d.findings = std::move(m.overrides);
@@ -149,7 +156,9 @@ Decision Decide(Endpoint endpoint, Request request, const policy::Policy& policy
       d.response.audit_annotations["path"] = d.path;
       return d;
     }
-    rules::Diagnosis diag = rules::Diagnose(w, policy, catalogue);
+    rules::Diagnosis diag = trainjob
+                                ? rules::DiagnoseTrainJob(request.object, policy, ns, catalogue)
+                                : rules::Diagnose(w, policy, catalogue);
     d.path = std::string(policy::ToString(diag.path));
     d.response.audit_annotations["path"] = d.path;
     Answer(endpoint, request, rules::Judge(diag, request.object), d);

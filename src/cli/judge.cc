@@ -8,6 +8,7 @@
 #include "rdma_webhook/rules/diagnosis.h"
 #include "rdma_webhook/rules/reading_findings.h"
 #include "rdma_webhook/rules/suppression.h"
+#include "rdma_webhook/rules/trainjob.h"
 #include "rdma_webhook/rules/verdict.h"
 
 namespace rw::cli {
@@ -43,15 +44,24 @@ codec::PositionMap PositionsOfFindings(const Checked& c) {
 Checked Judge(InputDocument&& doc, const policy::Policy& policy, const std::string& default_ns,
               bool count_changes, const catalogue::Catalogue& catalogue) {
   const auto w = workload::Workload::Read(*doc.object, policy, default_ns);
-  rules::Assessment a = rules::Assess(w, policy, catalogue);
-  Checked c{doc.source, doc.file, w.api_version, w.kind, w.ns, w.name, rules::Diagnose(a)};
-  c.judged = w.kind_row != nullptr;
+  Checked c{doc.source, doc.file, w.api_version, w.kind, w.ns, w.name, {}};
+  if (workload::IsTrainJob(*doc.object)) {
+    // No pod template of its own: judged through what Trainer builds from it and its runtime.
+    c.diagnosis = rules::DiagnoseTrainJob(*doc.object, policy, default_ns, catalogue);
+    c.judged = true;
+    if (count_changes)
+      c.changes = mutate::MutateTrainJob(*doc.object, policy, default_ns, catalogue).patch.size();
+  } else {
+    rules::Assessment a = rules::Assess(w, policy, catalogue);
+    c.diagnosis = rules::Diagnose(a);
+    c.judged = w.kind_row != nullptr;
+    if (count_changes) c.changes = Changes(std::move(a), *doc.object);
+  }
   // What errors do in the cluster, as the webhook's own verdict says (a controller-owned Pod
   // only warns); the findings are reported whatever it says, as the exit code does not depend on
   // it.
   c.diagnosis.enforcement = rules::Judge(c.diagnosis, *doc.object).enforcement;
   c.positions = std::move(doc.positions);
-  if (count_changes) c.changes = Changes(std::move(a), *doc.object);
   // Reading problems first: they may explain the findings that follow.
   std::vector<rules::Finding> findings;
   for (const auto& d : doc.duplicate_keys) findings.push_back(rules::DuplicateKeyFinding(d));

@@ -10,6 +10,7 @@
 #include "rdma_webhook/codec/yaml.h"
 #include "rdma_webhook/codec/yaml_layout.h"
 #include "rdma_webhook/mutate/mutation.h"
+#include "rdma_webhook/rules/trainjob.h"
 
 namespace rw::cli {
 namespace {
@@ -82,9 +83,12 @@ int RunMutate(const ManifestFlags& flags) {
     std::vector<std::string> notes;
     try {
       const auto w = workload::Workload::Read(*doc.object, *policy, flags.ns);
-      m = mutate::Mutate(w, *doc.object, *policy, *catalogue);
+      const bool trainjob = workload::IsTrainJob(*doc.object);
+      m = trainjob ? mutate::MutateTrainJob(*doc.object, *policy, flags.ns, *catalogue)
+                   : mutate::Mutate(w, *doc.object, *policy, *catalogue);
       // The exit code speaks of the result, as the validating webhook would judge it.
-      const auto d = rules::Diagnose(m.result, *policy, flags.ns, *catalogue);
+      const auto d = trainjob ? rules::DiagnoseTrainJob(m.result, *policy, flags.ns, *catalogue)
+                              : rules::Diagnose(m.result, *policy, flags.ns, *catalogue);
       for (const auto& f : d.findings) findings = findings || FailsOn(flags.fail_on, f.severity);
       notes = MutateNotes(doc.source, w, m, d, *policy);
     } catch (const workload::ManifestError& e) {

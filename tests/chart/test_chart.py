@@ -252,8 +252,11 @@ CRD_RULES.update({("batch.volcano.sh", "jobs"): ["CREATE", "UPDATE"],
                   ("jobset.x-k8s.io", "jobsets"): ["CREATE", "UPDATE"],
                   ("leaderworkerset.x-k8s.io", "leaderworkersets"): ["CREATE", "UPDATE"],
                   ("ray.io", "rayjobs"): ["CREATE", "UPDATE"], ("ray.io", "rayclusters"): ["CREATE", "UPDATE"],
+                  ("trainer.kubeflow.org", "trainjobs"): ["CREATE", "UPDATE"],
                   ("trainer.kubeflow.org", "trainingruntimes"): ["CREATE", "UPDATE"],
                   ("trainer.kubeflow.org", "clustertrainingruntimes"): ["CREATE", "UPDATE"]})
+# Cluster-scoped kinds: a rule with scope Namespaced would never send them.
+CLUSTER_SCOPED = {("trainer.kubeflow.org", "clustertrainingruntimes")}
 
 
 def flatten_rules(rules):
@@ -263,7 +266,8 @@ def flatten_rules(rules):
             for res in r["resources"]:
                 assert (g, res) not in out, f"duplicate rule for {g}/{res}"
                 out[(g, res)] = r["operations"]
-                eq(r["scope"], "Namespaced", f"{g}/{res} scope")
+                eq(r["scope"], "Cluster" if (g, res) in CLUSTER_SCOPED else "Namespaced",
+                   f"{g}/{res} scope")
     return out
 
 

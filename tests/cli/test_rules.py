@@ -23,6 +23,8 @@ SEVERITY = {
     "shm-too-small": "warning", "gang-incomplete": "warning", "gid-index-on-ib": "warning",
     "launcher-args-conflict": "warning", "dra-host-network": "error",
     "invalid-ignore-check": "warning",
+    "trainer-rdma-resource-erased": "error", "trainer-procs-gpu-mismatch": "warning",
+    "trainer-runtime-no-rdma-path": "warning",
 }
 
 C0 = "/spec/containers/0"
@@ -428,7 +430,8 @@ def test_rule_case(case, write):
 
 
 def test_every_rule_has_a_firing_case():
-    fired = {rule for _, _, expected, _ in CASES.values() for rule in expected}
+    from test_trainer import FIRED as TRAINER  # TrainJobs need their runtime beside them
+    fired = {rule for _, _, expected, _ in CASES.values() for rule in expected} | TRAINER
     assert fired == set(SEVERITY)
 
 

@@ -393,7 +393,9 @@ TEST(RuleTableTest, SeveritiesFollowTheContract) {
                          r.id == "rdma-device-missing" || r.id == "hostnetwork-fixed-port" ||
                          r.id == "shm-too-small" || r.id == "gang-incomplete" ||
                          r.id == "gid-index-on-ib" || r.id == "launcher-args-conflict" ||
-                         r.id == "duplicate-key" || r.id == "invalid-ignore-check";
+                         r.id == "duplicate-key" || r.id == "invalid-ignore-check" ||
+                         r.id == "trainer-procs-gpu-mismatch" ||
+                         r.id == "trainer-runtime-no-rdma-path";
     EXPECT_EQ(r.severity, warning ? Severity::kWarning : Severity::kError) << r.id;
   }
 }

@@ -10,6 +10,7 @@
 #include "rdma_webhook/policy/policy.h"
 #include "rdma_webhook/rules/assessment.h"
 #include "rdma_webhook/rules/diagnosis.h"
+#include "rdma_webhook/workload/trainjob.h"
 #include "rdma_webhook/workload/workload.h"
 
 namespace rw::mutate {
@@ -37,5 +38,22 @@ Mutation Mutate(const workload::Workload& w, nlohmann::json object, const policy
 // The same for an assessment of the workload read from `object`: its plans' edits are applied
 // when the assessment says the workload is edited, and consumed.
 Mutation Mutate(rules::Assessment&& a, nlohmann::json object);
+
+// The manager of the webhook's own spec.runtimePatches entry in a TrainJob.
+inline constexpr std::string_view kRuntimePatchManager = "rdma-webhook.io/mutator";
+
+// A TrainJob on `runtime` (what its runtimeRef `ref` names): the edits the policy makes to the
+// pods Trainer builds, written in Trainer's terms (docs/trainer.md#what-the-webhook-writes). What
+// no TrainJob field can carry is in `overrides` as a trainer-runtime-no-rdma-path warning that
+// names the runtime. `path` is the path of the effective templates once edited. Throws
+// workload::ManifestError when either object has wrong types.
+Mutation MutateTrainJob(const nlohmann::json& trainjob, const nlohmann::json& runtime,
+                        const workload::RuntimeRef& ref, const policy::Policy& policy,
+                        std::string_view default_ns,
+                        const catalogue::Catalogue& catalogue = catalogue::Catalogue::Empty());
+// The same with the runtime from the catalogue; a TrainJob whose runtime it does not hold is
+// left as it is (path `unknown`).
+Mutation MutateTrainJob(const nlohmann::json& trainjob, const policy::Policy& policy,
+                        std::string_view default_ns, const catalogue::Catalogue& catalogue);
 
 }  // namespace rw::mutate

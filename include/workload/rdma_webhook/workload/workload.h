@@ -127,6 +127,8 @@ struct PodTemplate {
   bool HasMemoryShm(const Container& c) const;
 };
 
+struct TrainJobFacts;  // trainjob.h
+
 struct Workload {
   std::string api_version;
   std::string kind;
@@ -136,6 +138,9 @@ struct Workload {
   std::vector<PodTemplate> templates;
   std::map<std::string, std::string> annotations;  // the object's own metadata.annotations
   const nlohmann::json* object = nullptr;          // the object read (for kind-specific rules)
+  // A TrainJob: what Trainer makes of it beyond the pod templates (`object` is then the
+  // effective JobSet, see trainjob.h); nullptr for every other kind.
+  const TrainJobFacts* trainjob = nullptr;
 
   // Throws ManifestError when a field the rules read has the wrong type.
   static Workload Read(const nlohmann::json& object, const policy::Policy& policy,

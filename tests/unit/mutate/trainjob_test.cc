@@ -1,0 +1,188 @@
+// A TrainJob mutated in Trainer's terms. The oracle is Trainer's own merge (as EffectiveTemplates
+// renders it): the mutated TrainJob, built into its JobSet, must carry what the namespace's mode
+// needs, and a second mutation must change nothing.
+#include <gtest/gtest.h>
+
+#include "rdma_webhook/codec/yaml.h"
+#include "rdma_webhook/mutate/mutation.h"
+#include "rdma_webhook/rules/assessment.h"
+
+namespace rw::mutate {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kPolicy = R"(
+apiVersion: rdma-webhook/v1
+kind: Policy
+resources: {vf: [rdma/vf], shared: [rdma/hca_shared_devices_*]}
+defaults: {mode: off, validation: warn}
+namespaces:
+  - names: [sriov]
+    mode: sriov
+    injectShm: true
+    sriov: {networks: [{network: sriov-rdma-net, interface: eth1}]}
+  - names: [shared]
+    mode: shared
+    shared: {resource: rdma/hca_shared_devices_a, count: 1}
+  - names: [host]
+    mode: hostNetwork
+)";
+
+const policy::Policy& TestPolicy() {
+  static const policy::Policy p = policy::ParsePolicyText(kPolicy);
+  return p;
+}
+
+json Yaml(const std::string& text) { return *codec::ParseStream(text).at(0).value; }
+
+std::string Runtime(const std::string& node_extra = "") {
+  return R"(
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: torch}
+spec:
+  mlPolicy: {numNodes: 1, torch: {}}
+  template:
+    spec:
+      replicatedJobs:
+        - name: node
+          template:
+            metadata:
+              labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}
+            spec:
+              template:
+                spec:
+                  containers:
+                    - name: node
+                      image: torch:1
+                      securityContext: {capabilities: {add: [SYS_PTRACE]}}
+)" + node_extra;
+}
+
+std::string Job(const std::string& ns, const std::string& extra = "") {
+  return R"(
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: llama, namespace: )" +
+         ns + R"(}
+spec:
+  runtimeRef: {name: torch}
+  trainer:
+    numNodes: 4
+    env: [{name: NCCL_DEBUG, value: INFO}]
+    resourcesPerNode:
+      limits: {nvidia.com/gpu: 8}
+)" + extra;
+}
+
+Mutation MutateJob(const json& job, const json& runtime) {
+  return MutateTrainJob(job, runtime, workload::ReadRuntimeRef(job, "default"), TestPolicy(),
+                        "default");
+}
+
+// The mutated TrainJob rendered as Trainer renders it: its node pod template.
+json Rendered(const json& job, const json& runtime, workload::ResourcesPerNode rule) {
+  const auto t =
+      workload::EffectiveTemplates(job, runtime, workload::ReadRuntimeRef(job, "default"), rule);
+  return t.jobset->at(json::json_pointer(t.facts.node_template));
+}
+
+TEST(MutateTrainJob, SriovGoesIntoTrainerFieldsAndOneOwnRuntimePatch) {
+  const json runtime = Yaml(Runtime());
+  const json job = Yaml(Job("sriov", R"(  runtimePatches:
+    - manager: kueue.x-k8s.io/manager
+      trainingRuntimeSpec:
+        template:
+          spec:
+            replicatedJobs:
+              - name: node
+                template: {spec: {template: {spec: {nodeSelector: {pool: a}}}}}
+)"));
+  const Mutation m = MutateJob(job, runtime);
+  ASSERT_FALSE(m.patch.empty());
+  const json& spec = m.result["spec"];
+  EXPECT_EQ(spec["trainer"]["env"][0], Yaml("{name: NCCL_DEBUG, value: INFO}"));
+  EXPECT_EQ(spec["trainer"]["resourcesPerNode"]["limits"],
+            Yaml("{nvidia.com/gpu: 8, rdma/vf: '1'}"));
+  ASSERT_EQ(spec["runtimePatches"].size(), 2u);
+  EXPECT_EQ(spec["runtimePatches"][0], job["spec"]["runtimePatches"][0]);  // Kueue's untouched
+  EXPECT_EQ(spec["runtimePatches"][1]["manager"], kRuntimePatchManager);
+  // The patch holds no env for `node` (Trainer refuses it there) and no resources.
+  const json& own = spec["runtimePatches"][1]["trainingRuntimeSpec"]["template"]["spec"]
+                        ["replicatedJobs"][0]["template"]["spec"]["template"];
+  EXPECT_FALSE(own["spec"]["containers"][0].contains("env"));
+  EXPECT_FALSE(own["spec"]["containers"][0].contains("resources"));
+
+  // Rendered with Trainer's merge, on either rule for resourcesPerNode:
+  for (auto rule : {workload::ResourcesPerNode::kReplace, workload::ResourcesPerNode::kMerge}) {
+    const json pod = Rendered(m.result, runtime, rule);
+    const json& node = pod["spec"]["containers"][0];
+    EXPECT_EQ(node["securityContext"]["capabilities"]["add"], Yaml("[SYS_PTRACE, IPC_LOCK]"));
+    EXPECT_EQ(node["resources"]["limits"]["rdma/vf"], "1");
+    EXPECT_EQ(node["resources"]["limits"]["nvidia.com/gpu"], 8);
+    EXPECT_EQ(pod["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"], "sriov-rdma-net@eth1");
+    EXPECT_EQ(pod["spec"]["nodeSelector"]["pool"], "a");
+    bool ifname = false, shm = false;
+    for (const auto& e : node["env"]) ifname = ifname || e["name"] == "NCCL_SOCKET_IFNAME";
+    for (const auto& v : node["volumeMounts"]) shm = shm || v["mountPath"] == "/dev/shm";
+    EXPECT_TRUE(ifname);
+    EXPECT_TRUE(shm);
+  }
+  // judged again, the rendered pods need nothing more, and a reinvocation writes nothing
+  const Mutation again = MutateJob(m.result, runtime);
+  EXPECT_EQ(again.patch, json::array()) << again.patch.dump();
+  EXPECT_EQ(m.path, policy::Path::kSriov);
+}
+
+TEST(MutateTrainJob, OwnEntryIsReplacedNotDuplicated) {
+  const json runtime = Yaml(Runtime());
+  json job = Yaml(Job("sriov"));
+  json first = MutateJob(job, runtime).result;
+  // an older webhook wrote a different entry: it is replaced in place
+  first["spec"]["runtimePatches"][0]["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"][0]
+       ["template"]["spec"]["template"]["spec"]
+           .erase("volumes");
+  const Mutation m = MutateJob(first, runtime);
+  ASSERT_EQ(m.result["spec"]["runtimePatches"].size(), 1u);
+  EXPECT_TRUE(m.result["spec"]["runtimePatches"][0]["trainingRuntimeSpec"]["template"]["spec"]
+                      ["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+                          .contains("volumes"));
+}
+
+TEST(MutateTrainJob, SharedCarriesTheRuntimesRdmaResourceIntoResourcesPerNode) {
+  const json runtime = Yaml(Runtime(R"(                      resources:
+                        limits: {rdma/hca_shared_devices_a: 1, cpu: "8"}
+)"));
+  const Mutation m = MutateJob(Yaml(Job("shared")), runtime);
+  EXPECT_EQ(m.result["spec"]["trainer"]["resourcesPerNode"]["limits"],
+            Yaml("{nvidia.com/gpu: 8, rdma/hca_shared_devices_a: '1'}"));
+  const json pod = Rendered(m.result, runtime, workload::ResourcesPerNode::kReplace);
+  EXPECT_EQ(pod["spec"]["containers"][0]["resources"]["limits"]["rdma/hca_shared_devices_a"], "1");
+}
+
+TEST(MutateTrainJob, WhatOnlyTheRuntimeCanCarryIsAFindingNamingIt) {
+  const Mutation m = MutateJob(Yaml(Job("host")), Yaml(Runtime()));
+  for (const auto& op : m.patch) {
+    EXPECT_EQ(op["path"].get<std::string>().find("hostNetwork"), std::string::npos);
+    EXPECT_EQ(op.dump().find("hostNetwork"), std::string::npos) << op.dump();
+  }
+  bool named = false;
+  for (const auto& f : m.overrides)
+    named = named || (f.rule == "trainer-runtime-no-rdma-path" &&
+                      f.message.find("hostNetwork") != std::string::npos &&
+                      f.message.find("ClusterTrainingRuntime 'torch'") != std::string::npos &&
+                      f.pointer == "/spec/runtimeRef");
+  EXPECT_TRUE(named);
+  EXPECT_EQ(m.path, policy::Path::kNone);
+}
+
+TEST(MutateTrainJob, OffNamespaceIsLeftAlone) {
+  const json job = Yaml(Job("default"));
+  const Mutation m = MutateJob(job, Yaml(Runtime()));
+  EXPECT_EQ(m.patch, json::array());
+  EXPECT_EQ(m.result, job);
+}
+
+}  // namespace
+}  // namespace rw::mutate
