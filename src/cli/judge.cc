@@ -58,7 +58,7 @@ Checked Judge(InputDocument&& doc, const policy::Policy& policy, const std::stri
   const auto w = workload::Workload::Read(*doc.object, policy, default_ns);
   rules::Assessment a = rules::Assess(w, policy);
   Checked c{doc.source, doc.file, w.api_version, w.kind, w.ns, w.name, rules::Diagnose(a)};
-  c.judged = w.kind_row != nullptr;
+  c.judged = w.kind_row != nullptr || !w.templates.empty();
   // What errors do in the cluster, as the webhook's own verdict says (a controller-owned Pod
   // only warns); the findings are reported whatever it says, as the exit code does not depend on
   // it.

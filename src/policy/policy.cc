@@ -59,6 +59,7 @@ const std::vector<std::string_view>& KnownRuleIds() {
       "gang-incomplete",
       "gid-index-on-ib",
       "launcher-args-conflict",
+      "unknown-nic-resource",
   };
   return kIds;
 }

@@ -33,4 +33,6 @@ void NonRootIpcLock(const Context&, const Rule&, Findings&);
 void RdmaDeviceMissing(const Context&, const Rule&, Findings&);
 void RdmaDeviceHostpath(const Context&, const Rule&, Findings&);
 void ShmTooSmall(const Context&, const Rule&, Findings&);
+// resource_rules.cc
+void UnknownNicResource(const Context&, const Rule&, Findings&);
 }  // namespace rw::rules

@@ -867,6 +867,35 @@ spec:
       emptyDir: {medium: Memory}
 )y",
         .example_severity = S::kWarning}},
+      {"unknown-nic-resource",
+       S::kWarning,
+       UnknownNicResource,
+       {.summary = "a GPU container claims a NIC-looking resource the policy does not know",
+        .fires = "a GPU container claims an extended resource whose name looks like an RDMA NIC "
+                 "or VF (`*/rdma*`, `*erdma*`, `*/hca*`, `*sriov*`, `*/vf`, `*/nic*`, `roce`, "
+                 "`mlnx`, `hostdev`, an `ib` word, any case) that is in none of the policy's "
+                 "`gpuResources`, `resources.vf` or `resources.shared`; silent when a network "
+                 "plugin (EFA, GPUDirect-TCPX) is the template's path",
+        .why = "the policy's lists are what tell a VF from a shared device: a cluster's own "
+               "device-plugin name that they miss leaves the template's path undecided, so "
+               "`ipc-lock-missing` and the other RDMA rules never judge it and the webhook "
+               "plans nothing for it, while the result looks clean",
+        .fix = "add the resource to the policy's `resources.vf` (a VF moved into the pod with "
+               "its netdev) or `resources.shared` (an RDMA device shared with the host)",
+        .example = R"y(apiVersion: v1
+kind: Pod
+metadata:
+  name: train
+spec:
+  containers:
+    - name: trainer
+      image: registry.example.com/ml/train:1.0
+      resources:
+        limits:
+          nvidia.com/gpu: 8
+          example.com/rdma_nic: 1
+)y",
+        .example_severity = S::kWarning}},
   };
   return kRules;
 }

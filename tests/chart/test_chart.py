@@ -251,6 +251,9 @@ CRD_RULES.update({("batch.volcano.sh", "jobs"): ["CREATE", "UPDATE"],
                   ("jobset.x-k8s.io", "jobsets"): ["CREATE", "UPDATE"],
                   ("leaderworkerset.x-k8s.io", "leaderworkersets"): ["CREATE", "UPDATE"],
                   ("ray.io", "rayjobs"): ["CREATE", "UPDATE"], ("ray.io", "rayclusters"): ["CREATE", "UPDATE"],
+                  ("ray.io", "rayservices"): ["CREATE", "UPDATE"],
+                  ("orchestration.aibrix.ai", "rayclusterfleets"): ["CREATE", "UPDATE"],
+                  ("workloads.x-k8s.io", "rolebasedgroups"): ["CREATE", "UPDATE"],
                   ("trainer.kubeflow.org", "trainingruntimes"): ["CREATE", "UPDATE"],
                   ("trainer.kubeflow.org", "clustertrainingruntimes"): ["CREATE", "UPDATE"]})
 

@@ -21,7 +21,7 @@ SEVERITY = {
     "invalid-nccl-value": "error", "privileged-rdma": "warning", "non-root-ipc-lock": "warning",
     "rdma-device-missing": "warning", "hostnetwork-fixed-port": "warning",
     "shm-too-small": "warning", "gang-incomplete": "warning", "gid-index-on-ib": "warning",
-    "launcher-args-conflict": "warning",
+    "launcher-args-conflict": "warning", "unknown-nic-resource": "warning",
 }
 
 C0 = "/spec/containers/0"
@@ -44,6 +44,10 @@ def spec(**kv):
             else:
                 d["spec"][k] = v
     return f
+
+
+def limit(resource, count, i=0):
+    return lambda d: m.c0(d, i)["resources"]["limits"].__setitem__(resource, count)
 
 
 def container(i=0, **kv):
@@ -377,6 +381,13 @@ CASES = {
     "launcher-export-conflict": (m.edit(m.sriov, container(command=SH_EXPORT)), "off.yaml",
                                  ["launcher-args-conflict"], {}),
     "launcher-agrees": (mpi(LAUNCHER_OK), "off.yaml", [], {}),
+
+    # -- unknown-nic-resource ----------------------------------------------------------------
+    "nic-resource-unknown": (m.edit(m.tcp, limit("example.com/sriov_rail0", 1)), "off.yaml",
+                             ["unknown-nic-resource"],
+                             {"unknown-nic-resource": C0 + "/resources/limits/example.com~1"}),
+    "nic-resource-known": (m.edit(m.tcp, limit("rdma/hca_shared_devices_a", 1)), "off.yaml",
+                           ["ib-disabled-with-rdma"], {}),
 }
 
 
