@@ -11,6 +11,7 @@
 
 #include "check_reports.h"
 #include "cluster.h"
+#include "cluster_catalogue.h"
 #include "commands.h"
 #include "common.h"
 #include "judge.h"
@@ -121,10 +122,13 @@ json KindsJson(const KindPlan& plan) {
 int RunAudit(const AuditFlags& flags) {
   ClusterPolicy policy;
   KindPlan plan;
+  Discovery found;
   try {
     policy = ResolveClusterPolicy(flags.policy_file, flags.policy_configmap, flags.cluster,
                                   {flags.all_namespaces, flags.ns});
-    plan = DiscoverKinds(*policy.policy, flags.cluster);
+    found = Discover(flags.cluster);
+    plan = PlanKinds(*policy.policy, found.served);
+    plan.warning = found.warning;
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";
     return kExitError;
@@ -139,6 +143,10 @@ int RunAudit(const AuditFlags& flags) {
     std::cerr << "error: the cluster serves none of the policy's workload kinds\n";
     return kExitError;
   }
+  // The cluster's DeviceClasses, claims and NADs, listed where the workloads are.
+  ClusterCatalogue cluster =
+      ReadClusterCatalogue(flags.cluster, found.served, {flags.all_namespaces, flags.ns, false});
+  for (const auto& w : cluster.warnings) std::cerr << "warning: " << w << "\n";
   std::set<std::pair<std::string, std::string>> listed;
   for (const auto& s : plan.served) listed.insert({s.kind->group, s.kind->kind});
 
@@ -156,51 +164,51 @@ int RunAudit(const AuditFlags& flags) {
     const auto pull = [&run](char* buffer, std::size_t capacity) {
       return run.Read(buffer, capacity);
     };
-    ForEachDocumentOf(run.command(), pull, /*json_list=*/true, codec::Positions::kSkip,
-                      [&](InputDocument&& doc) {
-                        if (!doc.object) {
-                          errors_read.push_back({doc.source, doc.error, doc.file});
-                          return;
-                        }
-                        if (!flags.include_owned && OwnedByListedKind(*doc.object, listed)) {
-                          ++owned;
-                          return;
-                        }
-                        std::string ns = MetadataString(*doc.object, "namespace");
-                        if (ns.empty()) ns = kClusterScoped;
-                        const std::string source = doc.source;
-                        try {
-                          Checked c = Judge(std::move(doc), *policy.policy, "default", false);
-                          // A live object is named as kubectl names it, not by its place in
-                          // kubectl's output.
-                          c.source = (ns == kClusterScoped ? "" : ns + "/") + c.kind + "/" + c.name;
-                          c.file = c.source;
-                          auto& s = namespaces[ns];
-                          ++s.objects;
-                          ++s.paths[std::string(policy::ToString(c.diagnosis.path))];
-                          const auto e = c.diagnosis.Count(Severity::kError);
-                          const auto w = c.diagnosis.Count(Severity::kWarning);
-                          s.errors += e;
-                          s.warnings += w;
-                          errors += e;
-                          warnings += w;
-                          ++objects;
-                          if (json_writer) {
-                            json_writer->Add(c);
-                          } else if (flags.output == "junit") {
-                            c.diagnosis.evidence.clear();     // JUnit shows only findings
-                            results.push_back(std::move(c));  // clean objects pass as cases
-                          } else if (c.diagnosis.findings.empty()) {
-                            // nothing to show in text or SARIF: the summary counts it
-                          } else if (text) {
-                            PrintText(c, color, false);
-                          } else {
-                            results.push_back(std::move(c));
-                          }
-                        } catch (const workload::ManifestError& e) {
-                          errors_read.push_back({source, e.what(), source});
-                        }
-                      });
+    ForEachDocumentOf(
+        run.command(), pull, /*json_list=*/true, codec::Positions::kSkip, [&](InputDocument&& doc) {
+          if (!doc.object) {
+            errors_read.push_back({doc.source, doc.error, doc.file});
+            return;
+          }
+          if (!flags.include_owned && OwnedByListedKind(*doc.object, listed)) {
+            ++owned;
+            return;
+          }
+          std::string ns = MetadataString(*doc.object, "namespace");
+          if (ns.empty()) ns = kClusterScoped;
+          const std::string source = doc.source;
+          try {
+            Checked c = Judge(std::move(doc), *policy.policy, "default", false, cluster.catalogue);
+            // A live object is named as kubectl names it, not by its place in
+            // kubectl's output.
+            c.source = (ns == kClusterScoped ? "" : ns + "/") + c.kind + "/" + c.name;
+            c.file = c.source;
+            auto& s = namespaces[ns];
+            ++s.objects;
+            ++s.paths[std::string(policy::ToString(c.diagnosis.path))];
+            const auto e = c.diagnosis.Count(Severity::kError);
+            const auto w = c.diagnosis.Count(Severity::kWarning);
+            s.errors += e;
+            s.warnings += w;
+            errors += e;
+            warnings += w;
+            ++objects;
+            if (json_writer) {
+              json_writer->Add(c);
+            } else if (flags.output == "junit") {
+              c.diagnosis.evidence.clear();     // JUnit shows only findings
+              results.push_back(std::move(c));  // clean objects pass as cases
+            } else if (c.diagnosis.findings.empty()) {
+              // nothing to show in text or SARIF: the summary counts it
+            } else if (text) {
+              PrintText(c, color, false);
+            } else {
+              results.push_back(std::move(c));
+            }
+          } catch (const workload::ManifestError& e) {
+            errors_read.push_back({source, e.what(), source});
+          }
+        });
     run.Finish();
   } catch (const std::exception& e) {  // kubectl failed, or its output could not be read
     errors_read.push_back({"kubectl", e.what(), "kubectl"});

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "check_reports.h"
+#include "cluster_catalogue.h"
 #include "commands.h"
 #include "common.h"
 #include "judge.h"
@@ -23,6 +24,8 @@ struct CheckFlags : ManifestFlags {
 int RunCheck(const CheckFlags& flags) {
   const auto policy = LoadPolicyOrReport(flags.policy_file);
   if (!policy) return kExitError;
+  const auto catalogue = ManifestCatalogueOrReport(flags);
+  if (!catalogue) return kExitError;
   // Text is printed as each document is judged; the machine formats are one document written at
   // the end, so their results are held (each with only the positions its findings need).
   std::vector<Checked> results;
@@ -45,7 +48,7 @@ int RunCheck(const CheckFlags& flags) {
     any_document = true;
     const std::string source = doc.source, file = doc.file;  // `doc` is moved into Judge
     try {
-      Checked c = Judge(std::move(doc), *policy, flags.ns, text && !flags.quiet);
+      Checked c = Judge(std::move(doc), *policy, flags.ns, text && !flags.quiet, *catalogue);
       ++documents;
       errors += c.diagnosis.Count(Severity::kError);
       warnings += c.diagnosis.Count(Severity::kWarning);

@@ -98,7 +98,7 @@ KindPlan PlanKinds(const policy::Policy& policy, const std::vector<ApiResource>&
   return plan;
 }
 
-KindPlan DiscoverKinds(const policy::Policy& policy, const ClusterFlags& cluster) {
+Discovery Discover(const ClusterFlags& cluster) {
   auto args = cluster.Args();
   args.insert(args.end(), {"api-resources", "-o", "wide"});
   KubectlRun run(args);
@@ -113,9 +113,7 @@ KindPlan DiscoverKinds(const policy::Policy& policy, const ClusterFlags& cluster
     if (out.find("APIVERSION") == std::string::npos) throw;
     warning = e.what();
   }
-  KindPlan plan = PlanKinds(policy, ParseApiResources(out));
-  plan.warning = std::move(warning);
-  return plan;
+  return {ParseApiResources(out), std::move(warning)};
 }
 
 ClusterPolicy ResolveClusterPolicy(const std::string& file, const std::string& configmap,

@@ -41,9 +41,13 @@ struct KindPlan {
 
 KindPlan PlanKinds(const policy::Policy& policy, const std::vector<ApiResource>& served);
 
-// Asks the cluster (kubectl api-resources) and plans; a partial discovery (an aggregated API
-// down) is a warning, no discovery at all an error (KubectlError).
-KindPlan DiscoverKinds(const policy::Policy& policy, const ClusterFlags& cluster);
+// What the cluster serves (kubectl api-resources); a partial discovery (an aggregated API down)
+// sets `warning`, no discovery at all is an error (KubectlError).
+struct Discovery {
+  std::vector<ApiResource> served;
+  std::string warning;
+};
+Discovery Discover(const ClusterFlags& cluster);
 
 // The policy audit judges with, and where it came from (said in the output).
 struct ClusterPolicy {

@@ -30,6 +30,13 @@ void AddManifestFlags(CLI::App& cmd, ManifestFlags& flags, const std::string& de
                  "exit 1 on findings of this severity or worse (warning: warnings too)")
       ->check(CLI::IsMember({"error", "warning"}))
       ->capture_default_str();
+  auto* cluster = cmd.add_flag("--cluster", flags.cluster,
+                               "also read the cluster's DeviceClasses, ResourceClaimTemplates, "
+                               "ResourceClaims and NetworkAttachmentDefinitions with kubectl");
+  cmd.add_option("--context", flags.cluster_flags.context, "kubeconfig context (kubectl's)")
+      ->needs(cluster);
+  cmd.add_option("--kubeconfig", flags.cluster_flags.kubeconfig, "kubeconfig file (kubectl's)")
+      ->needs(cluster);
 }
 
 bool FailsOn(const std::string& fail_on, rules::Severity severity) {

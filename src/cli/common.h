@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cluster.h"
 #include "inputs.h"
 #include "rdma_webhook/policy/policy.h"
 #include "rdma_webhook/rules/diagnosis.h"
@@ -20,6 +21,10 @@ struct ManifestFlags {
   std::string output;
   std::string fail_on = "error";  // --fail-on: the lowest severity that makes exit code 1
   bool recursive = false;         // -R: directories with their subdirectories, as in kubectl
+  // --cluster: also read the cluster's DeviceClasses, claims and NADs through kubectl
+  // (--context, --kubeconfig pick the cluster).
+  bool cluster = false;
+  ClusterFlags cluster_flags;
 };
 
 // One of the two is required: CLI11 cannot say "either"; the command's callback calls this
@@ -34,7 +39,7 @@ inline Directories InputDirectories(const ManifestFlags& flags) {
 }
 
 // Adds the inputs (positional and -f/--filename: at least one is required), --policy,
-// --namespace, --output and --fail-on.
+// --namespace, --output, --fail-on and --cluster (with --context, --kubeconfig).
 void AddManifestFlags(CLI::App& cmd, ManifestFlags& flags, const std::string& default_output,
                       const std::vector<std::string>& outputs);
 

@@ -77,9 +77,17 @@ codec::Pull PullFrom(std::FILE* f, const std::string& name, std::shared_ptr<std:
   };
 }
 
-// Stdin as a file that can be read twice: itself when it is a regular file (`< file`), else a
-// copy in a temporary file, which holds the bytes on disk rather than in memory.
-std::FILE* RewindableStdin(File& owned) {
+// Stdin as a file that can be read again: itself when it is a regular file (`< file`), else a
+// copy in a temporary file, which holds the bytes on disk rather than in memory. Made once per
+// process and kept: the CLI reads its inputs twice (first the cluster objects among them, then
+// the workloads), and a pipe can be read only once. `start` is where stdin stood at first use.
+struct StdinCopy {
+  std::FILE* f = nullptr;
+  long start = 0;
+  File owned;
+};
+
+std::FILE* CopyStdin(File& owned) {
   struct stat st {};
   if (fstat(STDIN_FILENO, &st) == 0 && S_ISREG(st.st_mode)) return stdin;
   owned.reset(std::tmpfile());
@@ -99,10 +107,36 @@ std::FILE* RewindableStdin(File& owned) {
   return owned.get();
 }
 
+StdinCopy& RewindableStdin() {
+  static StdinCopy copy;
+  if (copy.f == nullptr) {
+    copy.f = CopyStdin(copy.owned);
+    copy.start = std::ftell(copy.f);
+    if (copy.start < 0) copy.start = 0;
+  }
+  return copy;
+}
+
+// All of stdin, from the copy (so that it can be read again), up to kMaxInputBytes.
+std::string ReadStdin() {
+  const StdinCopy& copy = RewindableStdin();
+  std::clearerr(copy.f);
+  std::fseek(copy.f, copy.start, SEEK_SET);
+  std::string text;
+  char buffer[1 << 16];
+  for (std::size_t n = 0; (n = std::fread(buffer, 1, sizeof buffer, copy.f)) > 0;) {
+    if (text.size() + n > kMaxInputBytes) throw std::runtime_error(TooLarge("-"));
+    text.append(buffer, n);
+  }
+  if (std::ferror(copy.f))
+    throw std::runtime_error(std::string("read error: ") + std::strerror(errno));
+  return text;
+}
+
 // A file read whole and kept: its documents carry their text as written.
 void ReadFileKeepingText(const std::string& file, codec::Positions positions,
                          const DocumentVisitor& visit) {
-  const std::string text = ReadFileText(file);
+  const std::string text = file == "-" ? ReadStdin() : ReadFileText(file);
   const auto texts =
       std::make_shared<const std::vector<codec::DocumentText>>(codec::SplitStreamText(text));
   std::size_t offset = 0;
@@ -132,9 +166,11 @@ void ReadFile(const std::string& file, codec::Positions positions, const Documen
   std::FILE* f = nullptr;
   long start = 0;
   if (file == "-") {
-    f = RewindableStdin(owned);
-    start = std::ftell(f);
-    if (start < 0) start = 0;
+    const StdinCopy& copy = RewindableStdin();
+    f = copy.f;
+    start = copy.start;
+    std::clearerr(f);
+    std::fseek(f, start, SEEK_SET);
   } else {
     std::error_code ec;
     if (fs::is_directory(file, ec)) throw std::runtime_error("is a directory");

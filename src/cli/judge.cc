@@ -6,28 +6,11 @@
 #include "rdma_webhook/mutate/mutation.h"
 #include "rdma_webhook/rules/assessment.h"
 #include "rdma_webhook/rules/diagnosis.h"
+#include "rdma_webhook/rules/reading_findings.h"
 #include "rdma_webhook/rules/verdict.h"
 
 namespace rw::cli {
 namespace {
-
-using rules::Severity;
-
-// A repeated mapping key: kubectl keeps the last value without a word (the API server never
-// sees the duplicate), so the earlier value, perhaps the one meant, is lost. Never an error:
-// the object is what kubectl would send.
-rules::Finding DuplicateKeyFinding(const codec::DuplicateKey& d) {
-  const std::string line = std::to_string(d.line), earlier = std::to_string(d.earlier_line);
-  const bool same_line = d.line == d.earlier_line;  // a flow mapping: {a: 1, a: 2}
-  return {
-      "duplicate-key", Severity::kWarning,
-      "key '" + d.key + "' is repeated " +
-          (same_line ? "on line " + line : "at line " + line + " (also at line " + earlier + ")") +
-          ": the last value is used, as kubectl does silently, and the earlier one is lost",
-      "remove the earlier '" + d.key + "' " + (same_line ? "on" : "at") + " line " + earlier +
-          (same_line ? "" : " (or merge the two into the one at line " + line + ")"),
-      d.pointer};
-}
 
 // How many patch operations the webhook would apply to the object (0 when it cannot tell),
 // from the assessment the diagnosis read: the object is read and planned once.
@@ -54,9 +37,9 @@ codec::PositionMap PositionsOfFindings(const Checked& c) {
 }  // namespace
 
 Checked Judge(InputDocument&& doc, const policy::Policy& policy, const std::string& default_ns,
-              bool count_changes) {
+              bool count_changes, const catalogue::Catalogue& catalogue) {
   const auto w = workload::Workload::Read(*doc.object, policy, default_ns);
-  rules::Assessment a = rules::Assess(w, policy);
+  rules::Assessment a = rules::Assess(w, policy, catalogue);
   Checked c{doc.source, doc.file, w.api_version, w.kind, w.ns, w.name, rules::Diagnose(a)};
   c.judged = w.kind_row != nullptr || !w.templates.empty();
   // What errors do in the cluster, as the webhook's own verdict says (a controller-owned Pod
@@ -67,7 +50,7 @@ Checked Judge(InputDocument&& doc, const policy::Policy& policy, const std::stri
   if (count_changes) c.changes = Changes(std::move(a), *doc.object);
   // Reading problems first: they may explain the findings that follow.
   std::vector<rules::Finding> findings;
-  for (const auto& d : doc.duplicate_keys) findings.push_back(DuplicateKeyFinding(d));
+  for (const auto& d : doc.duplicate_keys) findings.push_back(rules::DuplicateKeyFinding(d));
   rules::ApplyRuleLevels(findings, policy.ForNamespace(w.ns));  // e.g. duplicate-key: off
   findings.insert(findings.end(), std::make_move_iterator(c.diagnosis.findings.begin()),
                   std::make_move_iterator(c.diagnosis.findings.end()));

@@ -4,6 +4,7 @@
 
 #include "check_reports.h"
 #include "inputs.h"
+#include "rdma_webhook/catalogue/catalogue.h"
 #include "rdma_webhook/policy/policy.h"
 
 namespace rw::cli {
@@ -12,8 +13,8 @@ namespace rw::cli {
 // problems (repeated keys) first; `default_ns` for an object without metadata.namespace.
 // `count_changes`: also count the patch operations the webhook would apply (text output).
 // Keeps only the positions its findings need. Throws workload::ManifestError for an object
-// that cannot be read as a manifest.
+// that cannot be read as a manifest. `catalogue`: the cluster objects it is judged with.
 Checked Judge(InputDocument&& doc, const policy::Policy& policy, const std::string& default_ns,
-              bool count_changes);
+              bool count_changes, const catalogue::Catalogue& catalogue);
 
 }  // namespace rw::cli

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "cluster_catalogue.h"
 #include "commands.h"
 #include "common.h"
 #include "mutate_notes.h"
@@ -59,6 +60,8 @@ std::string YamlOf(const InputDocument& doc, const mutate::Mutation& m, bool fir
 int RunMutate(const ManifestFlags& flags) {
   const auto policy = LoadPolicyOrReport(flags.policy_file);
   if (!policy) return kExitError;
+  const auto catalogue = ManifestCatalogueOrReport(flags);
+  if (!catalogue) return kExitError;
   std::vector<InputError> errors_read;
   bool findings = false;
   bool first = true;
@@ -79,9 +82,9 @@ int RunMutate(const ManifestFlags& flags) {
     std::vector<std::string> notes;
     try {
       const auto w = workload::Workload::Read(*doc.object, *policy, flags.ns);
-      m = mutate::Mutate(w, *doc.object, *policy);
+      m = mutate::Mutate(w, *doc.object, *policy, *catalogue);
       // The exit code speaks of the result, as the validating webhook would judge it.
-      const auto d = rules::Diagnose(m.result, *policy, flags.ns);
+      const auto d = rules::Diagnose(m.result, *policy, flags.ns, *catalogue);
       for (const auto& f : d.findings) findings = findings || FailsOn(flags.fail_on, f.severity);
       notes = MutateNotes(doc.source, w, m, d, *policy);
     } catch (const workload::ManifestError& e) {

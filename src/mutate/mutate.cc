@@ -24,12 +24,14 @@ void Apply(rules::TemplatePlan& plan, PatchBuilder& patch, std::vector<rules::Fi
 
 }  // namespace
 
-Mutation Mutate(const json& object, const policy::Policy& policy, std::string_view default_ns) {
-  return Mutate(workload::Workload::Read(object, policy, default_ns), object, policy);
+Mutation Mutate(const json& object, const policy::Policy& policy, std::string_view default_ns,
+                const catalogue::Catalogue& catalogue) {
+  return Mutate(workload::Workload::Read(object, policy, default_ns), object, policy, catalogue);
 }
 
-Mutation Mutate(const workload::Workload& w, json object, const policy::Policy& policy) {
-  return Mutate(rules::Assess(w, policy), std::move(object));
+Mutation Mutate(const workload::Workload& w, json object, const policy::Policy& policy,
+                const catalogue::Catalogue& catalogue) {
+  return Mutate(rules::Assess(w, policy, catalogue), std::move(object));
 }
 
 // The assessment decided whether to edit and what; the edits are only recorded here.

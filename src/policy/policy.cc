@@ -33,37 +33,6 @@ bool Policy::IsSharedResource(std::string_view name) const {
   return !IsVfResource(name) && MatchesAny(shared_resources, name);
 }
 
-const std::vector<std::string_view>& KnownRuleIds() {
-  static const std::vector<std::string_view> kIds = {
-      "hostnetwork-dns",
-      "ipc-lock-missing",
-      "ifname-not-attached",
-      "legacy-network-key",
-      "vf-without-network",
-      "network-without-vf",
-      "ib-disabled-with-rdma",
-      "hostnetwork-with-network-annotation",
-      "mixed-paths",
-      "path-not-allowed",
-      "gid-index-mismatch",
-      "policy-conflict",
-      "invalid-network-annotation",
-      "rdma-device-hostpath",
-      "invalid-nccl-value",
-      "privileged-rdma",
-      "non-root-ipc-lock",
-      "rdma-device-missing",
-      "duplicate-key",
-      "hostnetwork-fixed-port",
-      "shm-too-small",
-      "gang-incomplete",
-      "gid-index-on-ib",
-      "launcher-args-conflict",
-      "unknown-nic-resource",
-  };
-  return kIds;
-}
-
 const NamespacePolicy& Policy::ForNamespace(std::string_view ns) const {
   for (const auto& entry : namespaces)
     for (const auto& pattern : entry.names)

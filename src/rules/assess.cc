@@ -7,10 +7,12 @@
 
 namespace rw::rules {
 
-Assessment Assess(const workload::Workload& w, const policy::Policy& policy) {
+Assessment Assess(const workload::Workload& w, const policy::Policy& policy,
+                  const catalogue::Catalogue& catalogue) {
   Assessment a;
   a.w = &w;
   a.policy = &policy;
+  a.catalogue = &catalogue;
   a.ns = &policy.ForNamespace(w.ns);
   const auto& ns = *a.ns;
   a.opted_out = OptedOut(w, ns);

@@ -53,23 +53,35 @@ bool IsRdmaNetwork(const policy::Policy& policy, const policy::NamespacePolicy& 
 
 using Findings = std::vector<Finding>;
 
-// One function per rule id; the table in rule_table.cc binds ids, severities and functions.
+// One rule: a file of src/rules/catalog/ holds its check and this row, and
+// src/rules/docs/<id>.yaml its reference (docs/design.md, "Where a rule, a mode and a kind live").
 struct Rule {
-  std::string_view id;
+  std::string_view id;  // the file names: catalog/<id>.cc and docs/<id>.yaml
   Severity severity;
-  void (*check)(const Context&, const Rule&, Findings&);
-  RuleDoc doc = {};  // the rule's reference documentation
+  // Runs over a workload's facts. nullptr for a rule whose findings are made where the document
+  // is read (duplicate-key, malformed-manifest: reading_findings.h).
+  void (*check)(const Context&, const Rule&, Findings&) = nullptr;
+  // Where the rule stands in docs/rules.md and the order its findings come in; unique (a unit
+  // test says which two collide). Steps of 10 leave room to put a rule beside a related one.
+  int position = 0;
 
+  Finding Make(Severity s, std::string pointer, std::string message, std::string fix) const {
+    return {std::string(id), s, std::move(message), std::move(fix), std::move(pointer)};
+  }
   void Report(Findings& out, std::string pointer, std::string message, std::string fix) const {
     ReportAs(severity, out, std::move(pointer), std::move(message), std::move(fix));
   }
-  // For rules whose table severity depends on a condition (`error / warning` in the contract).
+  // For rules whose severity depends on a condition (`error / warning` in docs/rules.md).
   void ReportAs(Severity s, Findings& out, std::string pointer, std::string message,
                 std::string fix) const {
-    out.push_back({std::string(id), s, std::move(message), std::move(fix), std::move(pointer)});
+    out.push_back(Make(s, std::move(pointer), std::move(message), std::move(fix)));
   }
 };
-const std::vector<Rule>& Rules();
+// Every rule of src/rules/catalog/, by position (registry.cc).
+const std::vector<const Rule*>& Rules();
+
+// A device resource to name in fixes: the namespace's own, else a plain name of the policy.
+std::string ExampleDeviceResource(const Context& ctx);
 
 // Values equal as NCCL reads them (numbers compare as numbers; NCCL_SOCKET_IFNAME values are
 // equal when `value` selects exactly `wanted` among `interfaces`, under hostNetwork when they

@@ -318,30 +318,22 @@ Diagnosis Diagnose(const Assessment& assessment) {
     d.skipped = true;
     return d;
   }
-  for (const auto& rule : Rules())
-    if (rule.check != nullptr) rule.check(ctx, rule, d.findings);
+  for (const Rule* rule : Rules())
+    if (rule->check != nullptr) rule->check(ctx, *rule, d.findings);
   DropShadowedConflicts(d.findings);
   ApplyRuleLevels(d.findings, ns);
   return d;
 }
 
-Diagnosis Diagnose(const workload::Workload& w, const policy::Policy& policy) {
-  return Diagnose(Assess(w, policy));
+Diagnosis Diagnose(const workload::Workload& w, const policy::Policy& policy,
+                   const catalogue::Catalogue& catalogue) {
+  return Diagnose(Assess(w, policy, catalogue));
 }
 
 Diagnosis Diagnose(const nlohmann::json& object, const policy::Policy& policy,
-                   std::string_view default_ns) {
+                   std::string_view default_ns, const catalogue::Catalogue& catalogue) {
   const auto w = workload::Workload::Read(object, policy, default_ns);
-  return Diagnose(w, policy);
-}
-
-const std::vector<RuleInfo>& RuleTable() {
-  static const std::vector<RuleInfo> kTable = [] {
-    std::vector<RuleInfo> out;
-    for (const auto& r : Rules()) out.push_back({r.id, r.severity});
-    return out;
-  }();
-  return kTable;
+  return Diagnose(w, policy, catalogue);
 }
 
 }  // namespace rw::rules

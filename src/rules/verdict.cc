@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "rdma_webhook/rules/reading_findings.h"
+
 namespace rw::rules {
 namespace {
 
@@ -97,9 +99,9 @@ Verdict JudgeMalformed(const workload::ManifestError& error, const policy::Names
   Verdict v;
   v.reason = Reason::kMalformed;
   v.enforcement = Enforcement(ns.validation, object);
-  v.findings.push_back({"malformed-manifest", Severity::kError, error.what(),
-                        "fix the type of " + error.pointer(), error.pointer()});
-  v.deny = v.enforcement == policy::Validation::kDeny;
+  v.findings.push_back(MalformedManifestFinding(error));
+  ApplyRuleLevels(v.findings, ns);  // a namespace may set malformed-manifest to warning or off
+  v.deny = v.enforcement == policy::Validation::kDeny && HasError(v.findings);
   return v;
 }
 

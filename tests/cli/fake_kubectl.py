@@ -7,6 +7,11 @@ $FAKE_KUBECTL_DIR holds calls.jsonl (one argv per line, appended) and the answer
                                 with --namespace NS, only its items in NS
   forbid-all-configmaps         when present: `get configmaps --all-namespaces` is Forbidden
   configmap-<ns>-<name>.json    `kubectl get configmap NAME -n NS` (default: NotFound, exit 1)
+  <resource>.<group>.json       `kubectl get <resource>.<group>` of a catalogue kind
+                                (deviceclasses.resource.k8s.io, ...; default: an empty List);
+                                with --namespace NS, only its items in NS
+  forbid-all-<resource>.<group> when present: that get with --all-namespaces is Forbidden
+  fail-<resource>.<group>       when present: its text on stderr and exit 1 for that get
   workloads.json                any other `kubectl get`
   fail-get                      when present: its text on stderr and exit 1 for that `get`
 For `verify KIND/NAME`:
@@ -42,6 +47,11 @@ def value(flag):
 
 
 EMPTY = '{"apiVersion": "v1", "items": [], "kind": "List"}'
+# The kinds of the cluster catalogue, as rdma-webhook lists them (resource.group).
+CATALOGUE = ("deviceclasses.resource.k8s.io", "resourceclaimtemplates.resource.k8s.io",
+             "resourceclaims.resource.k8s.io", "network-attachment-definitions.k8s.cni.cncf.io",
+             "clustertrainingruntimes.trainer.kubeflow.org",
+             "trainingruntimes.trainer.kubeflow.org", "computedomains.resource.nvidia.com")
 
 if "logs" in argv:
     pod = argv[argv.index("logs") + 1]
@@ -61,6 +71,24 @@ elif "get" in argv and "/" in argv[argv.index("get") + 1]:
         sys.exit(1)
 elif "api-resources" in argv:
     answer("api-resources.txt")
+elif "get" in argv and argv[argv.index("get") + 1] in CATALOGUE:
+    what = argv[argv.index("get") + 1]
+    ns = value("--namespace") or value("-n")
+    if os.path.exists(os.path.join(d, f"fail-{what}")):
+        sys.stderr.write(open(os.path.join(d, f"fail-{what}")).read())
+        sys.exit(1)
+    if "--all-namespaces" in argv and os.path.exists(os.path.join(d, f"forbid-all-{what}")):
+        resource, group = what.split(".", 1)
+        sys.stderr.write(f'Error from server (Forbidden): {resource}.{group} is forbidden: User '
+                         f'"dev" cannot list resource "{resource}" in API group "{group}" at the '
+                         'cluster scope\n')
+        sys.exit(1)
+    p = os.path.join(d, f"{what}.json")
+    listed = json.load(open(p)) if os.path.exists(p) else json.loads(EMPTY)
+    if ns is not None:
+        listed["items"] = [i for i in listed["items"]
+                           if i.get("metadata", {}).get("namespace") == ns]
+    sys.stdout.write(json.dumps(listed))
 elif "get" in argv:
     what = argv[argv.index("get") + 1]
     if what == "configmaps":

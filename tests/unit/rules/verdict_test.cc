@@ -135,6 +135,23 @@ TEST(Verdict, AMalformedObjectIsOneErrorFindingAtItsField) {
   EXPECT_FALSE(JudgeMalformed(e, ns, Pod()).Warns(v.findings[0]));
 }
 
+// malformed-manifest is a registered rule like the others: a namespace's `rules:` sets its level.
+TEST(Verdict, AMalformedObjectFollowsTheNamespacesRuleLevel) {
+  const workload::ManifestError e("/spec/containers", "expected a list");
+  policy::NamespacePolicy ns;
+  ns.validation = Validation::kDeny;
+  ns.rules["malformed-manifest"] = policy::RuleLevel::kWarning;
+  auto v = JudgeMalformed(e, ns, Pod());
+  EXPECT_FALSE(v.deny);
+  ASSERT_EQ(v.findings.size(), 1u);
+  EXPECT_EQ(v.findings[0].severity, Severity::kWarning);
+  EXPECT_TRUE(v.Warns(v.findings[0]));
+  ns.rules["malformed-manifest"] = policy::RuleLevel::kOff;
+  v = JudgeMalformed(e, ns, Pod());
+  EXPECT_FALSE(v.deny);
+  EXPECT_TRUE(v.findings.empty());
+}
+
 TEST(PodTemplatesUnchanged, OnlyTheTemplatesMatter) {
   const json pod = Pod();
   const auto w = workload::Workload::Read(pod, TestPolicy(), "ns");

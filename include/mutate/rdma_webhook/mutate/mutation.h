@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "rdma_webhook/catalogue/catalogue.h"
 #include "rdma_webhook/policy/policy.h"
 #include "rdma_webhook/rules/assessment.h"
 #include "rdma_webhook/rules/diagnosis.h"
@@ -24,12 +25,15 @@ struct Mutation {
 };
 
 // Throws workload::ManifestError when the object has wrong types.
+// `catalogue`: the cluster objects the workload's claims and networks name (rules::Assess).
 Mutation Mutate(const nlohmann::json& object, const policy::Policy& policy,
-                std::string_view default_ns);
+                std::string_view default_ns,
+                const catalogue::Catalogue& catalogue = catalogue::Catalogue::Empty());
 // The same for a workload the caller has already read from `object`. The object is taken by
 // value and patched in place into `result`: a caller that no longer needs it moves it in, and
 // no copy is made. `w` is read only through its views, never through `w.object`.
-Mutation Mutate(const workload::Workload& w, nlohmann::json object, const policy::Policy& policy);
+Mutation Mutate(const workload::Workload& w, nlohmann::json object, const policy::Policy& policy,
+                const catalogue::Catalogue& catalogue = catalogue::Catalogue::Empty());
 // The same for an assessment of the workload read from `object`: its plans' edits are applied
 // when the assessment says the workload is edited, and consumed.
 Mutation Mutate(rules::Assessment&& a, nlohmann::json object);

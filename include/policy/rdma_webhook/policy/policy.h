@@ -155,8 +155,9 @@ const std::vector<WorkloadKind>& BuiltinKinds();
 bool GlobMatch(std::string_view pattern, std::string_view text);
 bool MatchesAny(const std::vector<std::string>& patterns, std::string_view text);
 
-// Every rule id a namespace's `rules:` may name (docs/rules.md; the rules module's table has
-// exactly these ids, which a unit test checks).
+// Every rule id a namespace's `rules:` may name (docs/rules.md), in alphabetical order: the
+// names of the rule files, generated at build time (cmake/RuleCatalog.cmake) so that the
+// policy knows them without depending on the rules module.
 const std::vector<std::string_view>& KnownRuleIds();
 
 }  // namespace rw::policy

@@ -6,6 +6,7 @@
 // object once. Pure.
 #include <vector>
 
+#include "rdma_webhook/catalogue/catalogue.h"
 #include "rdma_webhook/policy/policy.h"
 #include "rdma_webhook/rules/diagnosis.h"
 #include "rdma_webhook/rules/mode_plan.h"
@@ -21,9 +22,10 @@ struct TemplateAssessment {
 };
 
 struct Assessment {
-  // `w` and `policy` must outlive the assessment: it points into both.
+  // `w`, `policy` and `catalogue` must outlive the assessment: it points into them.
   const workload::Workload* w = nullptr;
   const policy::Policy* policy = nullptr;
+  const catalogue::Catalogue* catalogue = nullptr;
   const policy::NamespacePolicy* ns = nullptr;
   std::vector<TemplateAssessment> templates;  // one per template of `w`, in its order
   bool opted_out = false;
@@ -36,9 +38,12 @@ struct Assessment {
   policy::Path path_after = policy::Path::kNone;
 };
 
-Assessment Assess(const workload::Workload& w, const policy::Policy& policy);
+// `catalogue`: the cluster objects the workload's claims and networks name (an empty one
+// judges the manifest and the policy alone).
+Assessment Assess(const workload::Workload& w, const policy::Policy& policy,
+                  const catalogue::Catalogue& catalogue = catalogue::Catalogue::Empty());
 
-// Runs every rule over the assessment (Diagnose(w, policy) is Diagnose(Assess(w, policy))).
+// Runs every rule over the assessment (Diagnose(w, policy, c) is Diagnose(Assess(w, policy, c))).
 Diagnosis Diagnose(const Assessment& a);
 
 }  // namespace rw::rules

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "rdma_webhook/catalogue/catalogue.h"
 #include "rdma_webhook/policy/policy.h"
 #include "rdma_webhook/workload/workload.h"
 
@@ -79,9 +80,11 @@ const std::vector<RuleReference>& RuleReferences();
 policy::Path WorkloadPath(const std::vector<policy::Path>& template_paths);
 
 // Throws workload::ManifestError when the object has wrong types.
-Diagnosis Diagnose(const workload::Workload& w, const policy::Policy& policy);
+Diagnosis Diagnose(const workload::Workload& w, const policy::Policy& policy,
+                   const catalogue::Catalogue& catalogue = catalogue::Catalogue::Empty());
 Diagnosis Diagnose(const nlohmann::json& object, const policy::Policy& policy,
-                   std::string_view default_ns);
+                   std::string_view default_ns,
+                   const catalogue::Catalogue& catalogue = catalogue::Catalogue::Empty());
 
 // Applies a namespace's `rules:` levels: `off` drops a finding, error/warning set its severity.
 // Diagnose does it already; for findings made elsewhere (the CLI's duplicate-key).

@@ -1,8 +1,10 @@
-// Rules about the extended resources a GPU container claims.
-#include "rule_functions.h"
-#include "signs.h"
+// unknown-nic-resource: a GPU container claims a NIC-looking resource the policy does not know.
+// Its reference and example: ../docs/unknown-nic-resource.yaml.
+#include "../context.h"
+#include "../signs.h"
 
 namespace rw::rules {
+namespace {
 
 // A NIC-looking resource no policy list names leaves the template's path undecided (often
 // `none`), so without a finding SARIF, JUnit and CI would show a clean result.
@@ -28,5 +30,15 @@ void UnknownNicResource(const Context& ctx, const Rule& rule, Findings& out) {
     }
   }
 }
+
+}  // namespace
+
+namespace catalog {
+extern const Rule unknown_nic_resource;
+const Rule unknown_nic_resource = {.id = "unknown-nic-resource",
+                                   .severity = Severity::kWarning,
+                                   .check = UnknownNicResource,
+                                   .position = 250};
+}  // namespace catalog
 
 }  // namespace rw::rules

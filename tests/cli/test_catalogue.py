@@ -1,0 +1,143 @@
+"""The cluster catalogue as the CLI reads it: `check`/`mutate --cluster` and `audit` list the
+DRA and NAD kinds the cluster serves through kubectl (tests/cli/fake_kubectl.py), where the
+workloads are; a kind kubectl cannot list is a warning, never a failure; without --cluster no
+kubectl runs. What the catalogue decides is tested with the rules that read it."""
+import subprocess
+
+import pytest
+
+import manifests as m
+from conftest import POLICIES, Run, binary, dump_docs
+from test_audit import Cluster, kubectl_list
+
+def api_resources(rows):
+    """`kubectl api-resources -o wide` of (name, apiVersion, namespaced, kind) rows: columns
+    padded with spaces to the widest cell, as kubectl writes them."""
+    table = [("NAME", "SHORTNAMES", "APIVERSION", "NAMESPACED", "KIND", "VERBS")]
+    table += [(n, "", v, ns, k, "get,list,watch") for n, v, ns, k in rows]
+    widths = [max(len(r[i]) for r in table) + 3 for i in range(6)]
+    return "".join("".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() + "\n"
+                   for r in table)
+
+
+DRA_RESOURCES = api_resources([
+    ("pods", "v1", "true", "Pod"),
+    ("jobs", "batch/v1", "true", "Job"),
+    ("deployments", "apps/v1", "true", "Deployment"),
+    ("replicasets", "apps/v1", "true", "ReplicaSet"),
+    ("deviceclasses", "resource.k8s.io/v1", "false", "DeviceClass"),
+    ("resourceclaimtemplates", "resource.k8s.io/v1", "true", "ResourceClaimTemplate"),
+    ("resourceclaims", "resource.k8s.io/v1", "true", "ResourceClaim"),
+])
+
+DEVICECLASSES = "deviceclasses.resource.k8s.io"
+TEMPLATES = "resourceclaimtemplates.resource.k8s.io"
+CLAIMS = "resourceclaims.resource.k8s.io"
+NADS = "network-attachment-definitions.k8s.cni.cncf.io"
+
+
+class CatalogueCluster(Cluster):
+    def __init__(self, tmp_path):
+        super().__init__(tmp_path)
+        self.put("api-resources.txt", DRA_RESOURCES)
+
+    def run(self, *args, input=None):
+        proc = subprocess.run([str(binary()), *map(str, args)], input=input,
+                              capture_output=True, text=True, timeout=60, env=self.env)
+        return Run(list(args), proc)
+
+    def gets_of(self, resource):
+        return [c for c in self.calls() if "get" in c and c[c.index("get") + 1] == resource]
+
+
+@pytest.fixture
+def cluster(tmp_path):
+    return CatalogueCluster(tmp_path)
+
+
+@pytest.fixture
+def pod_file(tmp_path):
+    p = tmp_path / "pod.yaml"
+    p.write_text(dump_docs([m.sriov()]))
+    return p
+
+
+@pytest.mark.parametrize("command", ["check", "mutate"])
+def test_cluster_lists_the_served_catalogue_kinds_in_all_namespaces(cluster, pod_file, command):
+    r = cluster.run(command, "--cluster", "--context", "prod", "--kubeconfig", "/k/config",
+                    "--policy", POLICIES / "sriov.yaml", pod_file)
+    assert r.rc == 0, r
+    assert "warning" not in r.err, r
+    for resource in (DEVICECLASSES, TEMPLATES, CLAIMS):
+        (call,) = cluster.gets_of(resource)
+        assert call[:4] == ["--context", "prod", "--kubeconfig", "/k/config"], call
+        assert ("--all-namespaces" in call) == (resource != DEVICECLASSES), call
+        assert call[call.index("-o") + 1] == "json", call
+    # The cluster serves no NADs: they are not asked for (and stay unknown).
+    assert cluster.gets_of(NADS) == []
+
+
+def test_a_forbidden_cluster_wide_list_falls_back_to_the_namespace(cluster, pod_file):
+    cluster.put(f"forbid-all-{TEMPLATES}", "")
+    r = cluster.run("check", "--cluster", "-n", "team-a", "--policy", POLICIES / "sriov.yaml",
+                    pod_file)
+    assert r.rc == 0, r
+    assert "warning" not in r.err, r
+    calls = cluster.gets_of(TEMPLATES)
+    assert len(calls) == 2, calls
+    assert "--all-namespaces" in calls[0]
+    assert calls[1][calls[1].index("--namespace") + 1] == "team-a", calls
+
+
+def test_a_kind_kubectl_cannot_list_is_a_warning_not_a_failure(cluster, pod_file):
+    cluster.put(f"fail-{CLAIMS}", "error: the server is currently unable to handle the request\n")
+    r = cluster.run("check", "--cluster", "--policy", POLICIES / "sriov.yaml", pod_file)
+    assert r.rc == 0, r
+    assert f"warning: cannot list {CLAIMS}" in r.err, r
+    assert "unable to handle the request" in r.err, r
+
+
+def test_no_discovery_with_cluster_is_an_error_naming_kubectl(cluster, pod_file):
+    cluster.put("api-resources.txt", "")
+    r = cluster.run("check", "--cluster", pod_file)
+    assert r.rc == 2, r
+    assert "api-resources" in r.err, r
+
+
+def test_without_cluster_no_kubectl_runs(cluster, pod_file):
+    cluster.put(f"{DEVICECLASSES}.json", kubectl_list([]))
+    r = cluster.run("check", "--policy", POLICIES / "sriov.yaml", pod_file)
+    assert r.rc == 0, r
+    assert cluster.calls() == []
+
+
+@pytest.mark.parametrize("flag", [["--context", "prod"], ["--kubeconfig", "/k/config"]])
+def test_cluster_flags_need_cluster(cluster, pod_file, flag):
+    r = cluster.run("check", *flag, pod_file)
+    assert r.rc != 0 and r.rc != 1, r
+    assert "--cluster" in r.err, r
+
+
+@pytest.mark.parametrize("scope, expected", [(["-A"], ["--all-namespaces"]),
+                                             (["-n", "team-a"], ["--namespace", "team-a"])])
+def test_audit_lists_the_catalogue_where_it_audits(cluster, scope, expected):
+    cluster.workloads([m.sriov()])
+    r = cluster.audit(*scope, "--policy", POLICIES / "sriov.yaml")
+    assert r.rc == 0, r
+    (call,) = cluster.gets_of(TEMPLATES)
+    assert all(x in call for x in expected), call
+    (call,) = cluster.gets_of(DEVICECLASSES)  # cluster-scoped: no namespace flags
+    assert "--all-namespaces" not in call and "--namespace" not in call, call
+
+
+def test_stdin_is_read_for_the_catalogue_and_again_for_the_workloads(cluster):
+    # A pipe can be read once: the catalogue's pass must not leave the judging pass empty.
+    bad = m.sriov()
+    m.c0(bad).pop("securityContext")
+    r = cluster.run("check", "-o", "json", "--policy", POLICIES / "sriov.yaml", "-",
+                    input=dump_docs([bad]))
+    assert r.rc == 1, r
+    assert [f["rule"] for f in r.json()["results"][0]["findings"]] == ["ipc-lock-missing"], r
+    r = cluster.run("mutate", "--policy", POLICIES / "sriov.yaml", "-", input=dump_docs([bad]))
+    assert r.rc == 0, r
+    assert "IPC_LOCK" in r.out, r
