@@ -54,7 +54,7 @@ Checked Judge(InputDocument&& doc, const policy::Policy& policy, const std::stri
   } else {
     rules::Assessment a = rules::Assess(w, policy, catalogue);
     c.diagnosis = rules::Diagnose(a);
-    c.judged = w.kind_row != nullptr;
+    c.judged = w.kind_row != nullptr || !w.templates.empty();
     if (count_changes) c.changes = Changes(std::move(a), *doc.object);
   }
   // What errors do in the cluster, as the webhook's own verdict says (a controller-owned Pod

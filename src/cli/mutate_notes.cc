@@ -12,6 +12,10 @@ std::string WhyUnchanged(const workload::Workload& w, const mutate::Mutation& m,
   if (m.skipped) return "it opts out (rdma-webhook.io/skip) and " + where + " allows that";
   if (ns.mode == policy::Mode::kOff)
     return where + " has mode off: the webhook changes nothing there";
+  if (w.kind_row == nullptr)
+    return "kind " + w.kind +
+           " has no row in the kinds table: its templates, found by shape, are judged but "
+           "never mutated (add a `kinds:` entry to the policy to mutate them)";
   if (result.path == policy::Path::kNone) {
     std::string why = "not judged as an RDMA workload";
     if (!result.evidence.empty()) why += ": " + result.evidence.front();
@@ -30,7 +34,7 @@ std::vector<std::string> MutateNotes(const std::string& source, const workload::
                                      const mutate::Mutation& m, const rules::Diagnosis& result,
                                      const policy::Policy& policy) {
   std::vector<std::string> lines;
-  if (w.kind_row == nullptr) return lines;
+  if (w.kind_row == nullptr && w.templates.empty()) return lines;
   if (m.patch.empty())
     lines.push_back("note: " + source +
                     ": unchanged: " + WhyUnchanged(w, m, result, policy.ForNamespace(w.ns)));

@@ -14,6 +14,7 @@
 #include <stdexcept>
 
 #include "stream_parts.h"
+#include "template_marker.h"
 
 namespace rw::codec {
 namespace {
@@ -405,7 +406,11 @@ SourceDocument ParseChunk(const Chunk& chunk, std::size_t index, DuplicateKeys d
   } catch (const YAML::Exception& e) {
     const std::size_t line =
         chunk.first_line + (e.mark.line >= 0 ? static_cast<std::size_t>(e.mark.line) : 0);
-    doc.error = "line " + std::to_string(line) + ": " + e.msg;
+    // A template breaks YAML where nothing is wrong with it as a template: say what it is.
+    if (const auto marker = FindTemplateMarker(chunk.text))
+      doc.error = TemplateError(*marker, chunk.first_line);
+    else
+      doc.error = "line " + std::to_string(line) + ": " + e.msg;
   } catch (const ConversionError& e) {
     doc.error = "line " + std::to_string(e.line()) + ": " + e.what();
   } catch (const std::exception& e) {

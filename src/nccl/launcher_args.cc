@@ -50,26 +50,29 @@ bool ValidEnvName(std::string_view name) {
   return true;
 }
 
-void Scan(const std::vector<std::string>& words, std::vector<LauncherAssignment>& out, int depth) {
+// `top` is the argv element the words come from (depth > 0), else each word is its own.
+void Scan(const std::vector<std::string>& words, std::vector<LauncherAssignment>& out, int depth,
+          std::size_t top) {
   for (std::size_t i = 0; i < words.size(); ++i) {
     const std::string& w = words[i];
+    const auto at = [&](std::size_t word) { return depth == 0 ? word : top; };
     if (w == "-x" && i + 1 < words.size()) {
       const std::string& a = words[i + 1];
       const std::size_t eq = a.find('=');
       if (eq != std::string::npos && ValidEnvName(std::string_view(a).substr(0, eq)))
-        out.push_back({a.substr(0, eq), a.substr(eq + 1), "-x"});
+        out.push_back({a.substr(0, eq), a.substr(eq + 1), "-x", at(i + 1)});
       ++i;
     } else if (w == "export") {
       for (std::size_t j = i + 1; j < words.size() && words[j] != ";"; ++j) {
         const std::string& a = words[j];
         const std::size_t eq = a.find('=');
         if (eq != std::string::npos && ValidEnvName(std::string_view(a).substr(0, eq)))
-          out.push_back({a.substr(0, eq), a.substr(eq + 1), "export"});
+          out.push_back({a.substr(0, eq), a.substr(eq + 1), "export", at(j)});
         i = j;
       }
     } else if (depth < 2 && w.find_first_of(" \n;") != std::string::npos) {
       // An argument holding a script (`bash -c "..."`): read its words too.
-      Scan(ShellWords(w), out, depth + 1);
+      Scan(ShellWords(w), out, depth + 1, at(i));
     }
   }
 }
@@ -78,7 +81,7 @@ void Scan(const std::vector<std::string>& words, std::vector<LauncherAssignment>
 
 std::vector<LauncherAssignment> ParseLauncherArgs(const std::vector<std::string>& argv) {
   std::vector<LauncherAssignment> out;
-  Scan(argv, out, 0);
+  Scan(argv, out, 0, 0);
   return out;
 }
 

@@ -10,7 +10,13 @@ namespace rw::policy {
 std::string_view DefaultPolicyText() {
   static constexpr std::string_view kText = R"(apiVersion: rdma-webhook/v1
 kind: Policy
-gpuResources: [nvidia.com/gpu, amd.com/gpu]
+gpuResources:
+  - nvidia.com/gpu
+  - amd.com/gpu
+  - nvidia.com/gpu.shared
+  - nvidia.com/mig-*
+  - koordinator.sh/gpu*
+  - aws.amazon.com/neuron*
 resources:
   vf:
     - rdma/vf
@@ -23,11 +29,14 @@ resources:
     - nvidia.com/hostdev
     - amd.com/nic
     - amd.com/vnic
+    - vke.volcengine.com/rdma
   shared:
     - rdma/hca_shared_devices_*
     - rdma/rdma_shared_device_*
     - rdma/ib
     - rdma/shared_ib
+    - aliyun/erdma
+    - rdma/hca
 rdmaNetworks: [sriov-rdma-net]
 kinds: []
 defaults:

@@ -32,6 +32,20 @@ const std::vector<WorkloadKind>& BuiltinKinds() {
       {"ray.io",
        "RayCluster",
        {"/spec/headGroupSpec/template", "/spec/workerGroupSpecs/*/template"}},
+      // KubeRay's RayService keeps a whole RayCluster spec under rayClusterConfig.
+      {"ray.io",
+       "RayService",
+       {"/spec/rayClusterConfig/headGroupSpec/template",
+        "/spec/rayClusterConfig/workerGroupSpecs/*/template"}},
+      // AIBrix: a fleet of Ray clusters, each made from spec.template (a RayCluster spec).
+      {"orchestration.aibrix.ai",
+       "RayClusterFleet",
+       {"/spec/template/spec/headGroupSpec/template",
+        "/spec/template/spec/workerGroupSpecs/*/template"}},
+      // sgl-project/rbg: each role's full pod template. A role on a LeaderWorkerSet carries only
+      // patches of the leader and worker templates (not templates), and a role's replicas may
+      // be independent StatefulSet pods, so the kind is not read as one multi-node job.
+      {"workloads.x-k8s.io", "RoleBasedGroup", {"/spec/roles/*/template"}, false},
       // Kubeflow Trainer: stock runtimes carry no GPUs (a TrainJob adds them through
       // spec.trainer.resourcesPerNode, not judged yet), so they are often `none`.
       {"trainer.kubeflow.org",

@@ -46,7 +46,9 @@ Assessment Assess(const workload::Workload& w, const policy::Policy& policy,
     if (!a.opted_out) ta.plan = PlanTemplate(t, policy, ns, w.ns, ta.networks, ta.path);
     a.templates.push_back(std::move(ta));
   }
-  if (!a.opted_out && ns.mode != policy::Mode::kOff) {
+  // Only a kind's row (built in or the policy's `kinds:`) says its controller builds its pods
+  // from these templates as written; templates found by shape are judged, never edited.
+  if (!a.opted_out && ns.mode != policy::Mode::kOff && w.kind_row != nullptr) {
     const auto& ts = a.templates;
     const bool blocked =
         std::any_of(ts.begin(), ts.end(), [](const auto& ta) { return ta.plan.Blocks(); });

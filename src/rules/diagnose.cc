@@ -27,16 +27,6 @@ std::string ClaimEvidence(const workload::Container& c, const std::string& res) 
   return {};
 }
 
-// Extended resources that look like a NIC but that no policy list names: most often a
-// cluster's own device-plugin name that the policy must be told about.
-bool LooksLikeNic(const std::string& name) {
-  if (name.find('/') == std::string::npos || name.rfind("hugepages-", 0) == 0) return false;
-  static constexpr std::string_view kParts[] = {"rdma",    "roce", "sriov", "mlnx",
-                                                "hostdev", "nic",  "_ib",   "/ib"};
-  return std::any_of(std::begin(kParts), std::end(kParts),
-                     [&](std::string_view part) { return name.find(part) != std::string::npos; });
-}
-
 void Evidence(const TemplateFacts& f, const policy::Policy& policy, const std::string& pod_ns,
               std::vector<std::string>& out) {
   auto add = [&](std::string e) {
@@ -54,7 +44,7 @@ void Evidence(const TemplateFacts& f, const policy::Policy& policy, const std::s
     for (const auto& r : c.ResourceNames()) {
       if (policy.IsRdmaDeviceResource(r)) {
         add(ClaimEvidence(c, r));
-      } else if (c.gpu && !policy.IsGpuResource(r) && LooksLikeNic(r) &&
+      } else if (c.gpu && !policy.IsGpuResource(r) && LooksLikeNicResource(r) &&
                  f.networks.plugin.empty()) {
         add("claims " + r + ", which the policy does not know: add it to resources.vf or " +
             "resources.shared");
@@ -81,6 +71,7 @@ void Evidence(const TemplateFacts& f, const policy::Policy& policy, const std::s
     if (c->HasCapability("IPC_LOCK")) add("IPC_LOCK added");
     if (c->HasOnlyPrefixedCapability("IPC_LOCK")) add("CAP_IPC_LOCK added");
     if (c->privileged) add("privileged: true");
+    add(EfaOverTcp(*c));
   }
   if (f.path == Path::kHostNetwork) {
     if (f.rdma_sign.empty())
@@ -91,13 +82,43 @@ void Evidence(const TemplateFacts& f, const policy::Policy& policy, const std::s
   }
 }
 
+std::string KindName(const workload::Workload& w) {
+  return (w.api_version.empty() ? std::string() : w.api_version + " ") +
+         (w.kind.empty() ? std::string("(none)") : w.kind);
+}
+
+// A kind without a row is judged through the templates its shape shows: say where they are, so
+// that a finding on an unfamiliar pointer can be traced, and that nothing will be mutated.
+void ShapeEvidence(const workload::Workload& w, std::vector<std::string>& out) {
+  if (w.kind_row != nullptr) return;
+  if (!w.templates.empty()) {
+    std::string where;
+    for (const auto& t : w.templates)
+      where += (where.empty() ? "" : ", ") + (t.pointer.empty() ? std::string("/") : t.pointer);
+    out.push_back("kind " + KindName(w) + " has no row in the kinds table: pod template(s) found " +
+                  "by shape at " + where +
+                  " are judged but never mutated (a `kinds:` entry in the policy makes them "
+                  "mutable)");
+  }
+  for (const auto& u : w.unread_templates)
+    out.push_back("a pod-template-shaped object of kind " + KindName(w) +
+                  " is not read as a pod template: " + u);
+  if (w.shape_search_truncated)
+    out.push_back("the search for pod templates by shape stopped at its bound (" +
+                  std::to_string(workload::kMaxShapeDepth) + " levels, " +
+                  std::to_string(workload::kMaxShapeTemplates) + " templates, " +
+                  std::to_string(workload::kMaxShapeVisits) +
+                  " values): templates past it are not judged");
+}
+
 // Why a workload is `none` (or not judged): the evidence says so, so that a quiet result is
 // never mistaken for a clean one.
 void NoneEvidence(const workload::Workload& w, const Context& ctx, std::vector<std::string>& out) {
-  if (w.kind_row == nullptr) {
-    out.push_back("kind " + (w.api_version.empty() ? std::string() : w.api_version + " ") +
-                  (w.kind.empty() ? std::string("(none)") : w.kind) +
-                  " is not a workload kind the policy knows: not judged");
+  if (w.kind_row == nullptr && w.templates.empty()) {
+    out.push_back(
+        "kind " + KindName(w) + " is not a workload kind the policy knows" +
+        (w.unread_templates.empty() ? ", and nothing in it has a pod template's shape" : "") +
+        ": not judged");
     return;
   }
   const bool any_gpu = std::any_of(ctx.templates.begin(), ctx.templates.end(),
@@ -207,6 +228,8 @@ Path TemplatePath(const workload::PodTemplate& t, const policy::Policy& policy,
   if (!t.HasGpu()) return Path::kNone;
   if (!nets.plugin.empty() || !nets.dra.plugin.empty()) return Path::kPlugin;
   if (!nets.platform.empty()) return Path::kSriov;
+  for (const auto& c : t.containers)
+    if (c.gpu && !EfaOverTcp(c).empty()) return Path::kTcp;
   if (t.host_network) return Path::kHostNetwork;
   // A DRA driver moves the NICs into the pod's network namespace (none on the host network).
   if (!nets.dra.nic.empty()) return Path::kDra;
@@ -245,6 +268,7 @@ Diagnosis Diagnose(const Assessment& assessment) {
   Context ctx{w, policy, ns, {}, Path::kNone, {}};
   Diagnosis d;
   d.enforcement = ns.validation;
+  ShapeEvidence(w, d.evidence);
   long long gpu_pods = 0;
   ctx.templates.reserve(assessment.templates.size());
   for (const auto& ta : assessment.templates) {

@@ -351,6 +351,10 @@ bool SameEnvValue(std::string_view name, std::string_view value, std::string_vie
     return SameSocketIfname(value, wanted, interfaces, host_network);
   if (IsInteger(value) && IsInteger(wanted))
     return std::stoll(std::string(value)) == std::stoll(std::string(wanted));
+  // NCCL reads these with strcasecmp: `info` and `INFO` are one debug level, `ib` and `IB` one
+  // network.
+  if (name == "NCCL_DEBUG" || name == "NCCL_DEBUG_SUBSYS" || name == "NCCL_NET")
+    return EqualsIgnoreCase(value, wanted);
   return value == wanted;
 }
 

@@ -29,6 +29,13 @@ std::string PluginImageSign(const std::string& image, const std::string& who) {
   return {};
 }
 
+// libfabric's FI_PROVIDER names a provider, optionally layered (`tcp;ofi_rxm`); the first one
+// is the wire.
+bool TcpProvider(std::string_view value) {
+  const std::string_view first = value.substr(0, value.find_first_of(";,"));
+  return EqualsIgnoreCase(first, "tcp") || EqualsIgnoreCase(first, "sockets");
+}
+
 std::string ContainerPluginSign(const Container& c) {
   const std::string who = "container '" + c.name + "'";
   for (const auto& v : c.env) {
@@ -43,7 +50,7 @@ std::string ContainerPluginSign(const Container& c) {
       return who + " sets FI_PROVIDER=efa (AWS EFA through libfabric)";
   }
   if (auto sign = PluginImageSign(c.image, who); !sign.empty()) return sign;
-  if (c.Claim(kEfaResource) > 0)
+  if (c.Claim(kEfaResource) > 0 && EfaOverTcp(c).empty())
     return who + " claims " + std::string(kEfaResource) + " (AWS EFA through libfabric)";
   return {};
 }
@@ -76,6 +83,43 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
            return std::tolower(static_cast<unsigned char>(x)) ==
                   std::tolower(static_cast<unsigned char>(y));
          });
+}
+
+std::string EfaOverTcp(const Container& c) {
+  if (c.Claim(kEfaResource) <= 0) return {};
+  const auto* v = c.FindEnv("FI_PROVIDER");
+  if (v == nullptr || !v->value || !TcpProvider(*v->value)) return {};
+  return "container '" + c.name + "' claims " + std::string(kEfaResource) +
+         " but sets FI_PROVIDER=" + *v->value +
+         ": libfabric sends over TCP, not through the EFA device";
+}
+
+bool LooksLikeNicResource(std::string_view name) {
+  const auto slash = name.find('/');
+  if (slash == std::string_view::npos || StartsWith(name, "hugepages-")) return false;
+  std::string lower(name);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  const std::string_view device = std::string_view(lower).substr(slash + 1);
+  static constexpr std::string_view kAnywhere[] = {"rdma", "sriov",   "roce",
+                                                   "mlnx", "hostdev", "infiniband"};
+  for (auto part : kAnywhere)
+    if (Contains(lower, part)) return true;
+  static constexpr std::string_view kDevicePrefixes[] = {"hca", "nic", "vnic", "ib_",
+                                                         "ib-", "vf_", "vf-"};
+  for (auto prefix : kDevicePrefixes)
+    if (StartsWith(device, prefix)) return true;
+  // Whole words of the device name: `ib`, `vf`, `shared_ib`, `mlx_vf`.
+  static constexpr std::string_view kWords[] = {"ib", "vf", "nic"};
+  for (auto word : kWords) {
+    if (device == word) return true;
+    for (char sep : {'_', '-'}) {
+      const std::string suffix = std::string(1, sep) + std::string(word);
+      if (device.size() > suffix.size() && device.substr(device.size() - suffix.size()) == suffix)
+        return true;
+    }
+  }
+  return false;
 }
 
 std::string PluginSign(const PodTemplate& t) {

@@ -52,6 +52,16 @@ std::string HostNetworkRdmaSign(const workload::PodTemplate& t, const policy::Po
 // StatefulSet, DaemonSet) are never multi-node: they return 1.
 long long TemplateReplicas(const workload::Workload& w, const workload::PodTemplate& t);
 
+// The container claims AWS EFA but tells libfabric to use its TCP provider (`FI_PROVIDER=tcp`,
+// `sockets`, or `tcp;ofi_rxm`): NCCL's traffic goes over TCP, not the EFA device, so it is
+// neither the plugin path nor RDMA. The evidence line, or "".
+std::string EfaOverTcp(const workload::Container& c);
+
+// An extended resource whose name looks like an RDMA NIC or an SR-IOV VF (`*/rdma*`, `*erdma*`,
+// `*/hca*`, `*sriov*`, `*/vf`, `*/nic*`, `roce`, `mlnx`, `hostdev`, an `ib` word, ...), any case.
+// Only a hint: what the policy's lists name decides a path.
+bool LooksLikeNicResource(std::string_view name);
+
 // Case-insensitive ASCII comparison (NCCL compares NCCL_NET with strcasecmp).
 bool EqualsIgnoreCase(std::string_view a, std::string_view b);
 

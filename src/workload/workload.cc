@@ -212,6 +212,7 @@ Container ReadContainer(const json& c, const Where& where, std::size_t index,
     }
   }
   out.argv = ReadStrings(r.Array("command"), r.Child("command"));
+  out.command_size = out.argv.size();
   for (auto& a : ReadStrings(r.Array("args"), r.Child("args"))) out.argv.push_back(std::move(a));
   if (const json* ports = r.Array("ports")) {
     const Where ports_where = r.Child("ports");
@@ -385,6 +386,11 @@ const EnvVar* Container::FindEnv(std::string_view wanted) const {
   return nullptr;
 }
 
+std::string Container::ArgvPointer(std::size_t i) const {
+  return i < command_size ? pointer + "/command/" + std::to_string(i)
+                          : pointer + "/args/" + std::to_string(i - command_size);
+}
+
 long long Container::Claim(std::string_view resource) const {
   const std::string key(resource);
   if (auto it = limits.find(key); it != limits.end()) return it->second;
@@ -465,7 +471,21 @@ Workload Workload::Read(const json& object, const policy::Policy& policy,
     w.annotations = ReadStringMap(mr.Object("annotations"), mr.Child("annotations"));
   }
   w.kind_row = policy.FindKind(w.api_version, w.kind);
-  if (w.kind_row == nullptr) return w;
+  if (w.kind_row == nullptr) {
+    // No row says where the templates are: judge what has a pod template's shape, and keep
+    // what cannot be read as evidence, since the shape alone does not promise a pod's types.
+    ShapeSearch found = FindPodTemplatesByShape(object);
+    w.shape_search_truncated = found.truncated;
+    for (const auto& pointer : found.pointers) {
+      try {
+        const json& t = pointer.empty() ? object : object.at(json::json_pointer(pointer));
+        w.templates.push_back(ReadTemplate(t, pointer, policy));
+      } catch (const ManifestError& e) {
+        w.unread_templates.push_back(e.what());
+      }
+    }
+    return w;
+  }
   for (const auto& pattern : w.kind_row->templates) {
     if (pattern.empty()) {
       w.templates.push_back(ReadTemplate(object, "", policy));

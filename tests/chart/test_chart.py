@@ -253,6 +253,9 @@ CRD_RULES.update({("batch.volcano.sh", "jobs"): ["CREATE", "UPDATE"],
                   ("leaderworkerset.x-k8s.io", "leaderworkersets"): ["CREATE", "UPDATE"],
                   ("ray.io", "rayjobs"): ["CREATE", "UPDATE"], ("ray.io", "rayclusters"): ["CREATE", "UPDATE"],
                   ("trainer.kubeflow.org", "trainjobs"): ["CREATE", "UPDATE"],
+                  ("ray.io", "rayservices"): ["CREATE", "UPDATE"],
+                  ("orchestration.aibrix.ai", "rayclusterfleets"): ["CREATE", "UPDATE"],
+                  ("workloads.x-k8s.io", "rolebasedgroups"): ["CREATE", "UPDATE"],
                   ("trainer.kubeflow.org", "trainingruntimes"): ["CREATE", "UPDATE"],
                   ("trainer.kubeflow.org", "clustertrainingruntimes"): ["CREATE", "UPDATE"]})
 # Cluster-scoped kinds: a rule with scope Namespaced would never send them.

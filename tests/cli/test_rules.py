@@ -24,7 +24,7 @@ SEVERITY = {
     "launcher-args-conflict": "warning", "dra-host-network": "error",
     "invalid-ignore-check": "warning",
     "trainer-rdma-resource-erased": "error", "trainer-procs-gpu-mismatch": "warning",
-    "trainer-runtime-no-rdma-path": "warning",
+    "trainer-runtime-no-rdma-path": "warning", "unknown-nic-resource": "warning",
 }
 
 C0 = "/spec/containers/0"
@@ -47,6 +47,10 @@ def spec(**kv):
             else:
                 d["spec"][k] = v
     return f
+
+
+def limit(resource, count, i=0):
+    return lambda d: m.c0(d, i)["resources"]["limits"].__setitem__(resource, count)
 
 
 def container(i=0, **kv):
@@ -403,6 +407,12 @@ CASES = {
     "ignore-check-known-rule": (m.edit(m.sriov,
                                        annotate("ignore-check.rdma-webhook.io/shm-too-small")),
                                 "off.yaml", [], {}),
+    # -- unknown-nic-resource ----------------------------------------------------------------
+    "nic-resource-unknown": (m.edit(m.tcp, limit("example.com/sriov_rail0", 1)), "off.yaml",
+                             ["unknown-nic-resource"],
+                             {"unknown-nic-resource": C0 + "/resources/limits/example.com~1"}),
+    "nic-resource-known": (m.edit(m.tcp, limit("rdma/hca_shared_devices_a", 1)), "off.yaml",
+                           ["ib-disabled-with-rdma"], {}),
 }
 
 

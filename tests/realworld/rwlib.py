@@ -721,6 +721,17 @@ def judge_documents(corpus, file):
     return problems
 
 
+def _without_gpu_list(results):
+    """The results with the policy's gpuResources list left out of the evidence lines that quote
+    it: the embedded default names renamed GPUs (MIG, time-sliced, Koordinator, Neuron) that the
+    corpus's v2 policy file predates, and only that quotation may differ."""
+    out = json.loads(json.dumps(results))
+    for r in out or []:
+        r["evidence"] = [re.sub(r"(none requests |gpuResources \()[^)]*\)", r"\1...)", e)
+                         for e in r.get("evidence", [])]
+    return out
+
+
 def judge_same_as_embedded(corpus, file):
     """check --policy policy-v2-default.yaml gives the results of the embedded default."""
     try:
@@ -736,7 +747,7 @@ def judge_same_as_embedded(corpus, file):
         return problems
     if a.rc != b.rc:
         problems.append(f"exit code {a.rc} with the embedded default, {b.rc} with the file")
-    ra, rb = a.data.get("results"), b.data.get("results")
+    ra, rb = _without_gpu_list(a.data.get("results")), _without_gpu_list(b.data.get("results"))
     if json.dumps(ra, sort_keys=True) != json.dumps(rb, sort_keys=True):
         sa = {r.get("source"): r for r in ra}
         sb = {r.get("source"): r for r in rb}

@@ -22,7 +22,7 @@ void LauncherArgsConflict(const Context& ctx, const Rule& rule, Findings& out) {
         } else {
           continue;
         }
-        rule.Report(out, l.container->pointer + "/args",
+        rule.Report(out, l.container->ArgvPointer(a.argv_index),
                     "the launcher arguments set " + a.name + "=" + a.value + " (" + a.origin +
                         ") but " + meaning +
                         ": the launcher's value reaches the ranks and silently overrides the "

@@ -5,6 +5,16 @@
 namespace rw::rules {
 namespace {
 
+// Cloud CNIs that attach a pod's RDMA NICs through their own annotation, in a format of their
+// own: its presence is an attachment (the rule only needs to know that one exists).
+constexpr std::string_view kVendorAttachmentKeys[] = {"k8s.volcengine.com/pod-networks"};
+
+bool VendorAttachment(const workload::PodTemplate& t) {
+  for (auto key : kVendorAttachmentKeys)
+    if (const auto* v = t.Annotation(key); v != nullptr && !v->empty()) return true;
+  return false;
+}
+
 // Only the absence of any attachment is certain: a network the policy does not know may be the
 // one that plugs the VF in. RoCE needs the VF's netdev (its IP makes the GID): an error there;
 // on InfiniBand (or an unknown fabric) the verbs reach the VF without it: a warning.
@@ -12,7 +22,8 @@ void VfWithoutNetwork(const Context& ctx, const Rule& rule, Findings& out) {
   for (const auto& f : ctx.templates) {
     // DRA NICs are attached by their driver, without a network annotation.
     if (f.gpu.empty() || f.t->host_network || f.vf_claimed == 0 || !f.networks.all.empty() ||
-        !f.networks.platform.empty() || !f.networks.dra.nic.empty())
+        !f.networks.platform.empty() || !f.networks.dra.nic.empty() ||
+        VendorAttachment(*f.t))
       continue;
     std::string pointer = f.t->SpecPointer();
     std::string resource;

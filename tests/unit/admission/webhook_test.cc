@@ -481,3 +481,33 @@ TEST(PodTemplateChanged, ComparesTemplatesFoundByTheWorkloadView) {
 
 }  // namespace
 }  // namespace rw::admission
+
+namespace rw::admission {
+namespace {
+
+// A custom resource of a kind without a row, holding the broken pod as a template by shape.
+json UnknownKind(const std::string& ns) {
+  json pod = BrokenPod(ns);
+  return json{{"apiVersion", "serving.example.com/v1"},
+              {"kind", "InferencePool"},
+              {"metadata", {{"name", "pool"}, {"namespace", ns}}},
+              {"spec", {{"engine", {{"template", {{"spec", pod["spec"]}}}}}}}};
+}
+
+TEST(UnknownKind, ValidateJudgesTheTemplateFoundByShape) {
+  const json r = Answer(Endpoint::kValidate, Create(UnknownKind("hn-deny"), "hn-deny"));
+  EXPECT_EQ(r["allowed"], false);
+  const std::string message = r["status"]["message"];
+  EXPECT_NE(message.find("ipc-lock-missing"), std::string::npos) << message;
+  EXPECT_NE(message.find("/spec/engine/template/spec/containers/0"), std::string::npos) << message;
+}
+
+TEST(UnknownKind, MutateNeverEditsATemplateFoundByShape) {
+  json job = UnknownKind("hn-deny");
+  const json r = Answer(Endpoint::kMutate, Create(job, "hn-deny"));
+  EXPECT_EQ(r["allowed"], true);
+  EXPECT_FALSE(r.contains("patch")) << r.dump();
+}
+
+}  // namespace
+}  // namespace rw::admission

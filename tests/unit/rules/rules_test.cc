@@ -209,6 +209,13 @@ INSTANTIATE_TEST_SUITE_P(
         RuleCase{"launcher_disables_ib_on_rdma_path", "launcher-args-conflict", true,
                  GoodSriov("default",
                            "    args: [bash, -c, 'export NCCL_IB_DISABLE=1; python train.py']\n")},
+        // NCCL compares its debug level without case: `info` in the launcher is the env's INFO.
+        RuleCase{"launcher_debug_level_other_case", "launcher-args-conflict", false,
+                 GoodSriov("default", Env("NCCL_DEBUG", "INFO") +
+                                          "    command: [mpirun, -x, NCCL_DEBUG=info, python]\n")},
+        RuleCase{"launcher_debug_level_differs", "launcher-args-conflict", true,
+                 GoodSriov("default", Env("NCCL_DEBUG", "INFO") +
+                                          "    command: [mpirun, -x, NCCL_DEBUG=warn, python]\n")},
         RuleCase{"malformed_annotation", "invalid-network-annotation", true,
                  Pod("default", "", kGpu, "    k8s.v1.cni.cncf.io/networks: 'a,,b'\n")}),
     [](const auto& p) { return std::string(p.param.name); });
@@ -395,7 +402,7 @@ TEST(RuleTableTest, SeveritiesFollowTheContract) {
                          r.id == "gid-index-on-ib" || r.id == "launcher-args-conflict" ||
                          r.id == "duplicate-key" || r.id == "invalid-ignore-check" ||
                          r.id == "trainer-procs-gpu-mismatch" ||
-                         r.id == "trainer-runtime-no-rdma-path";
+                         r.id == "trainer-runtime-no-rdma-path" || r.id == "unknown-nic-resource";
     EXPECT_EQ(r.severity, warning ? Severity::kWarning : Severity::kError) << r.id;
   }
 }
@@ -407,6 +414,32 @@ TEST(RuleTableTest, PolicyKnowsExactlyTheRuleIds) {
   std::sort(table.begin(), table.end());
   std::sort(known.begin(), known.end());
   EXPECT_EQ(table, known);
+}
+
+}  // namespace
+}  // namespace rw::rules
+
+namespace rw::rules {
+namespace {
+
+std::string LauncherPointer(const std::string& manifest) {
+  const auto d = Diagnose(Yaml(manifest), TestPolicy(), "default");
+  for (const auto& f : d.findings)
+    if (f.rule == "launcher-args-conflict") return f.pointer;
+  return "(no finding)";
+}
+
+// The finding points at the element that holds the line: in `command` or in `args`.
+TEST(LauncherArgsConflict, PointsAtTheCommandOrArgsElementHoldingTheLine) {
+  EXPECT_EQ(LauncherPointer(
+                GoodSriov("default", Env("NCCL_SOCKET_IFNAME", "eth1") +
+                                         "    command: [mpirun, -x, NCCL_SOCKET_IFNAME=eth0]\n")),
+            "/spec/containers/0/command/2");
+  EXPECT_EQ(LauncherPointer(GoodSriov(
+                "default", Env("NCCL_SOCKET_IFNAME", "eth1") +
+                               "    command: [bash, -c]\n"
+                               "    args: ['export NCCL_SOCKET_IFNAME=eth0; python train.py']\n")),
+            "/spec/containers/0/args/0");
 }
 
 }  // namespace

@@ -91,6 +91,9 @@ struct LauncherAssignment {
   std::string name;
   std::string value;
   std::string origin;  // "-x" or "export"
+  // The element of argv that holds it (a whole `bash -c` script is one element), so that a
+  // finding can point at the command or args entry the user wrote.
+  std::size_t argv_index = 0;
 };
 std::vector<LauncherAssignment> ParseLauncherArgs(const std::vector<std::string>& argv);
 

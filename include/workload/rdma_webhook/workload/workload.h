@@ -61,7 +61,10 @@ struct Container {
   std::optional<long long> run_as_user;  // effective (container over pod)
   std::optional<bool> run_as_non_root;   // effective (container over pod)
   std::vector<std::string> argv;         // command followed by args
-  std::vector<long long> ports;          // declared containerPorts
+  std::size_t command_size = 0;          // how many of argv come from `command`
+  // The pointer of argv[index]: an element of `command` or of `args`.
+  std::string ArgvPointer(std::size_t index) const;
+  std::vector<long long> ports;  // declared containerPorts
   std::vector<VolumeMount> mounts;
 
   const EnvVar* FindEnv(std::string_view name) const;
@@ -135,7 +138,16 @@ struct Workload {
   std::string name;
   std::string ns;  // metadata.namespace, else the default given to Read
   const policy::WorkloadKind* kind_row = nullptr;  // nullptr: not a workload the policy knows
+  // A kind without a row still has its pod templates judged: they are found by their shape
+  // (FindPodTemplatesByShape). Such templates are never mutated, since only a row says the
+  // kind's controller really builds its pods from them.
   std::vector<PodTemplate> templates;
+  // Template-shaped objects of a kind without a row that could not be read as pod templates
+  // ("<pointer>: <problem>"): a custom resource may reuse the shape with other field types, so
+  // this is evidence, never a reading error.
+  std::vector<std::string> unread_templates;
+  bool shape_search_truncated = false;  // a bound of FindPodTemplatesByShape stopped the search
+  bool TemplatesByShape() const { return kind_row == nullptr && !templates.empty(); }
   std::map<std::string, std::string> annotations;  // the object's own metadata.annotations
   const nlohmann::json* object = nullptr;          // the object read (for kind-specific rules)
   // A TrainJob: what Trainer makes of it beyond the pod templates (`object` is then the
@@ -146,6 +158,22 @@ struct Workload {
   static Workload Read(const nlohmann::json& object, const policy::Policy& policy,
                        std::string_view default_ns);
 };
+
+// The bounds of the search by shape: how deep below the object's root a template may sit, how
+// many templates one object may hold, and how many JSON values the search visits at most (so
+// that a large custom resource costs the review a bounded time).
+inline constexpr std::size_t kMaxShapeDepth = 12;
+inline constexpr std::size_t kMaxShapeTemplates = 64;
+inline constexpr std::size_t kMaxShapeVisits = 20000;
+
+struct ShapeSearch {
+  std::vector<std::string> pointers;  // in key order, as the object is held; "" for the object
+  bool truncated = false;             // a bound stopped the search before its end
+};
+// The pod templates of an object by their shape: a mapping whose `spec.containers` is a
+// non-empty list of mappings that each have a non-empty string `name`. The object's own
+// `metadata` and `status` are not searched, nor is anything below a template found.
+ShapeSearch FindPodTemplatesByShape(const nlohmann::json& object);
 
 // Expands a template pattern (`*` = any key or index) against an object: the matching
 // pointers that exist, in document order.
