@@ -11,8 +11,7 @@ void DraHostNetwork(const Context& ctx, const Rule& rule, Findings& out) {
   for (const auto& f : ctx.templates) {
     if (!f.t->host_network || f.networks.dra.nic.empty()) continue;
     rule.Report(out, f.t->SpecPointer() + "/hostNetwork",
-                "hostNetwork: true together with a DRA claim of RDMA NICs (" +
-                    f.networks.dra.nic +
+                "hostNetwork: true together with a DRA claim of RDMA NICs (" + f.networks.dra.nic +
                     "): the driver moves NICs into the pod's network namespace, which a "
                     "host-network pod does not have, so the pod sandbox is refused and the pod "
                     "never starts.",

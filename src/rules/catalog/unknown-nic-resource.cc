@@ -38,7 +38,7 @@ extern const Rule unknown_nic_resource;
 const Rule unknown_nic_resource = {.id = "unknown-nic-resource",
                                    .severity = Severity::kWarning,
                                    .check = UnknownNicResource,
-                                   .position = 250};
+                                   .position = 290};
 }  // namespace catalog
 
 }  // namespace rw::rules

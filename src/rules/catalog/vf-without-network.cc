@@ -22,8 +22,7 @@ void VfWithoutNetwork(const Context& ctx, const Rule& rule, Findings& out) {
   for (const auto& f : ctx.templates) {
     // DRA NICs are attached by their driver, without a network annotation.
     if (f.gpu.empty() || f.t->host_network || f.vf_claimed == 0 || !f.networks.all.empty() ||
-        !f.networks.platform.empty() || !f.networks.dra.nic.empty() ||
-        VendorAttachment(*f.t))
+        !f.networks.platform.empty() || !f.networks.dra.nic.empty() || VendorAttachment(*f.t))
       continue;
     std::string pointer = f.t->SpecPointer();
     std::string resource;

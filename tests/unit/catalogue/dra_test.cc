@@ -82,7 +82,7 @@ INSTANTIATE_TEST_SUITE_P(
                      {},
                      {},
                      true}),
-    [](const auto& info) { return std::string(info.param.name); });
+    [](const auto& test_case) { return std::string(test_case.param.name); });
 
 TEST(ReadDeviceClass, ReadsNameSelectorsAndExtendedResourceName) {
   const json c = {

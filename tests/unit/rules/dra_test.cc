@@ -115,6 +115,11 @@ struct Case {
     return std::any_of(d.evidence.begin(), d.evidence.end(),
                        [&](const std::string& e) { return e.find(part) != std::string::npos; });
   }
+  std::string AllFindings() const {
+    std::string out;
+    for (const auto& f : d.findings) out += f.rule + " at " + f.pointer + ": " + f.message + "\n";
+    return out;
+  }
   std::string AllEvidence() const {
     std::string out;
     for (const auto& e : d.evidence) out += e + "\n";
@@ -125,13 +130,15 @@ struct Case {
 const std::string kIpcLock = "    securityContext: {capabilities: {add: [IPC_LOCK]}}\n";
 
 TEST(Dra, AClaimOfRdmaNicsPutsTheTemplateOnTheDraPath) {
+  // IPC_LOCK and a memory-backed /dev/shm: nothing is left to report.
   const Case c("team-a", std::string(kDranetClass) + "---\n" + Template("devs", kRdmaNicRequest),
-               kIpcLock);
+               std::string(kIpcLock) + "    volumeMounts: [{name: dshm, mountPath: /dev/shm}]\n",
+               "{nvidia.com/gpu: 8}", "  volumes: [{name: dshm, emptyDir: {medium: Memory}}]\n");
   EXPECT_EQ(c.d.path, Path::kDra) << c.AllEvidence();
   EXPECT_TRUE(c.d.rdma);
   EXPECT_TRUE(c.Evidence("DeviceClass 'dranet' (the inputs), driver dra.net with rdma: RDMA NICs"))
       << c.AllEvidence();
-  EXPECT_TRUE(c.d.findings.empty());
+  EXPECT_TRUE(c.d.findings.empty()) << c.AllFindings();
 }
 
 TEST(Dra, IpcLockIsStillRequiredOnTheDraPath) {
@@ -212,7 +219,9 @@ TEST(Dra, OnTheHostNetworkTheHostNetworkDecides) {
 
 TEST(Dra, AnExtendedResourceResolvesThroughItsDeviceClass) {
   const Case c("team-a", kDranetClass, kIpcLock, "{nvidia.com/gpu: 8, example.com/sriov-port1: 1}");
-  EXPECT_EQ(c.d.path, Path::kUnknown);  // the claim "devs" is still unknown
+  // The NICs the extended resource resolves to decide the path, as any RDMA sign does, though
+  // the claim "devs" (its template not among the inputs) is unknown.
+  EXPECT_EQ(c.d.path, Path::kDra) << c.AllEvidence();
   EXPECT_TRUE(
       c.Evidence("claims example.com/sriov-port1, the extended resource of DeviceClass "
                  "'sriov-port1' (the inputs), driver sriovnetwork.k8snetworkplumbingwg.io "

@@ -396,13 +396,12 @@ TEST(Findings, CapPrefixedIpcLockIsAWarningNamingTheSpelling) {
 
 TEST(RuleTableTest, SeveritiesFollowTheContract) {
   for (const auto& r : RuleTable()) {
-    const bool warning = r.id == "privileged-rdma" || r.id == "non-root-ipc-lock" ||
-                         r.id == "rdma-device-missing" || r.id == "hostnetwork-fixed-port" ||
-                         r.id == "shm-too-small" || r.id == "gang-incomplete" ||
-                         r.id == "gid-index-on-ib" || r.id == "launcher-args-conflict" ||
-                         r.id == "duplicate-key" || r.id == "invalid-ignore-check" ||
-                         r.id == "trainer-procs-gpu-mismatch" ||
-                         r.id == "trainer-runtime-no-rdma-path" || r.id == "unknown-nic-resource";
+    const bool warning =
+        r.id == "privileged-rdma" || r.id == "non-root-ipc-lock" || r.id == "rdma-device-missing" ||
+        r.id == "hostnetwork-fixed-port" || r.id == "shm-too-small" || r.id == "gang-incomplete" ||
+        r.id == "gid-index-on-ib" || r.id == "launcher-args-conflict" || r.id == "duplicate-key" ||
+        r.id == "invalid-ignore-check" || r.id == "trainer-procs-gpu-mismatch" ||
+        r.id == "trainer-runtime-no-rdma-path" || r.id == "unknown-nic-resource";
     EXPECT_EQ(r.severity, warning ? Severity::kWarning : Severity::kError) << r.id;
   }
 }
