@@ -152,6 +152,11 @@ bool Catalogue::Knows(std::string_view group, std::string_view kind, std::string
   });
 }
 
+bool Catalogue::HoldsAny(std::string_view group, std::string_view kind) const {
+  const auto it = objects_.lower_bound(KeyView{group, kind, "", ""});
+  return it != objects_.end() && it->first.group == group && it->first.kind == kind;
+}
+
 std::vector<const Entry*> Catalogue::All(std::string_view group, std::string_view kind) const {
   std::vector<const Entry*> out;
   const KeyView from{group, kind, "", ""};

@@ -41,6 +41,10 @@ Assessment Assess(const workload::Workload& w, const policy::Policy& policy,
     ta.t = &t;
     ta.networks = ReadNetworks(t, ns, w.ns);
     ta.networks.dra = std::move(dra[i]);
+    std::vector<std::string> claimed;
+    for (const auto& c : t.containers)
+      for (auto& r : c.ResourceNames()) claimed.push_back(std::move(r));
+    ta.networks.nads = ReadTemplateNads(ta.networks.all, claimed, policy, ns, catalogue, w.ns);
     ta.path = TemplatePath(t, policy, ns, ta.networks);
     // An opted-out workload is neither edited nor judged: its plan would be read by nobody.
     if (!a.opted_out) ta.plan = PlanTemplate(t, policy, ns, w.ns, ta.networks, ta.path);

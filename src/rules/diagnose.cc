@@ -45,7 +45,7 @@ void Evidence(const TemplateFacts& f, const policy::Policy& policy, const std::s
       if (policy.IsRdmaDeviceResource(r)) {
         add(ClaimEvidence(c, r));
       } else if (c.gpu && !policy.IsGpuResource(r) && LooksLikeNicResource(r) &&
-                 f.networks.plugin.empty()) {
+                 f.networks.plugin.empty() && !f.networks.nads.IsVfResource(r)) {
         add("claims " + r + ", which the policy does not know: add it to resources.vf or " +
             "resources.shared");
       }
@@ -56,6 +56,7 @@ void Evidence(const TemplateFacts& f, const policy::Policy& policy, const std::s
     if (!c.gpu) claims(c);
   for (const auto& a : f.networks.all)
     add("annotation attaches " + (a.ns == pod_ns ? "" : a.ns + "/") + a.name + "@" + a.interface);
+  for (const auto& n : f.networks.nads.attached) add(n.evidence);
   if (t.Annotation("kubernetes.v1.cni.cncf.io/networks") != nullptr)
     add("legacy annotation kubernetes.v1.cni.cncf.io/networks (ignored by Multus)");
   static constexpr std::string_view kVars[] = {"NCCL_SOCKET_IFNAME", "NCCL_IB_DISABLE",
@@ -119,6 +120,15 @@ void NoneEvidence(const workload::Workload& w, const Context& ctx, std::vector<s
         "kind " + KindName(w) + " is not a workload kind the policy knows" +
         (w.unread_templates.empty() ? ", and nothing in it has a pod template's shape" : "") +
         ": not judged");
+    return;
+  }
+  if (w.templates.empty()) {
+    // A kind whose row names where its templates are, and this object has none there (another
+    // version of the CRD, such as Dynamo's v1alpha1): say so rather than "no GPU container".
+    std::string where;
+    for (const auto& p : w.kind_row->templates) where += (where.empty() ? "" : ", ") + p;
+    out.push_back("kind " + KindName(w) + " keeps its pod templates at " + where +
+                  ", and this object has none there: not judged");
     return;
   }
   const bool any_gpu = std::any_of(ctx.templates.begin(), ctx.templates.end(),
@@ -235,9 +245,9 @@ Path TemplatePath(const workload::PodTemplate& t, const policy::Policy& policy,
   if (!nets.dra.nic.empty()) return Path::kDra;
   if (t.TotalClaimWhere([&](const std::string& r) { return policy.IsVfResource(r); }) > 0)
     return Path::kSriov;
-  for (const auto& a : nets.all) {
-    if (IsRdmaNetwork(policy, ns, a.name)) return Path::kSriov;
-  }
+  // The policy names the RDMA networks; a network it does not name is RDMA when its NAD says so.
+  for (std::size_t i = 0; i < nets.all.size(); ++i)
+    if (IsRdmaNetwork(policy, ns, nets.all[i].name) || nets.nads.RdmaAt(i)) return Path::kSriov;
   if (t.TotalClaimWhere([&](const std::string& r) { return policy.IsSharedResource(r); }) > 0)
     return Path::kShared;
   bool from_refs = false;
@@ -277,11 +287,14 @@ Diagnosis Diagnose(const Assessment& assessment) {
     f.interfaces = {"eth0", "lo"};
     f.interfaces.insert(f.interfaces.end(), f.networks.platform_interfaces.begin(),
                         f.networks.platform_interfaces.end());
-    for (const auto& a : f.networks.all) {
-      f.interfaces.push_back(a.interface);
-      if (ctx.IsRdmaNetwork(a.name)) ++f.rdma_attachments;
+    for (std::size_t i = 0; i < f.networks.all.size(); ++i) {
+      f.interfaces.push_back(f.networks.all[i].interface);
+      if (ctx.IsRdmaNetwork(f.networks.all[i].name) || f.networks.nads.RdmaAt(i))
+        ++f.rdma_attachments;
     }
-    f.vf_claimed = t.TotalClaimWhere([&](const std::string& r) { return policy.IsVfResource(r); });
+    f.vf_claimed = t.TotalClaimWhere([&](const std::string& r) {
+      return policy.IsVfResource(r) || f.networks.nads.IsVfResource(r);
+    });
     f.shared_claimed =
         t.TotalClaimWhere([&](const std::string& r) { return policy.IsSharedResource(r); });
     for (const auto& c : t.containers)

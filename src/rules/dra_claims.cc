@@ -1,6 +1,7 @@
 #include "rdma_webhook/rules/dra.h"
 
 #include <algorithm>
+#include <initializer_list>
 
 #include "rdma_webhook/catalogue/dra.h"
 
@@ -11,6 +12,7 @@ using catalogue::Catalogue;
 using catalogue::Source;
 
 constexpr std::string_view kGroup = "resource.k8s.io";
+constexpr std::string_view kComputeDomainGroup = "resource.nvidia.com";
 
 // What one request (or one of its alternatives) gets.
 enum class Devices { kRdmaNic, kPluginNic, kGpu, kOther, kUnknown };
@@ -89,6 +91,45 @@ Reading ReadRequest(const catalogue::DeviceRequestView& r, const policy::Policy&
   return {first.devices, named + first.text};
 }
 
+// A constraint applies to request `name`: it lists no requests (all of the claim's), the
+// request, or one of its firstAvailable subrequests (`name/sub`).
+bool Covers(const catalogue::DeviceConstraintView& k, std::string_view name) {
+  if (k.requests.empty()) return true;
+  return std::any_of(k.requests.begin(), k.requests.end(), [&](const std::string& r) {
+    return r == name || (r.size() > name.size() && r.compare(0, name.size(), name) == 0 &&
+                         r[name.size()] == '/');
+  });
+}
+
+// The attribute places devices on the PCIe tree or a NUMA node: `resource.kubernetes.io/
+// pcieRoot` (the standard attribute dranet and NVIDIA's driver publish) or a driver's own
+// `<domain>/numaNode`, `<domain>/pcieRoot`.
+bool IsPlacementAttribute(std::string_view attribute) {
+  const std::size_t slash = attribute.rfind('/');
+  const std::string_view bare =
+      slash == std::string_view::npos ? attribute : attribute.substr(slash + 1);
+  return bare == "pcieRoot" || bare == "numaNode";
+}
+
+// A claim with GPU and RDMA NIC requests is aligned when one placement constraint covers a GPU
+// request and a NIC request together; a claim without both kinds has nothing to align.
+bool Aligned(const catalogue::ClaimSpecView& spec, const std::vector<Devices>& held) {
+  std::vector<std::string_view> gpus, nics;
+  for (std::size_t i = 0; i < spec.requests.size() && i < held.size(); ++i) {
+    if (held[i] == Devices::kGpu) gpus.push_back(spec.requests[i].name);
+    if (held[i] == Devices::kRdmaNic) nics.push_back(spec.requests[i].name);
+  }
+  if (gpus.empty() || nics.empty()) return true;
+  for (const auto& k : spec.constraints) {
+    if (!IsPlacementAttribute(k.match_attribute)) continue;
+    const auto covered = [&](std::string_view r) { return Covers(k, r); };
+    if (std::any_of(gpus.begin(), gpus.end(), covered) &&
+        std::any_of(nics.begin(), nics.end(), covered))
+      return true;
+  }
+  return false;
+}
+
 bool Names(const workload::Container& c, std::string_view claim) {
   return std::find(c.dra_claim_names.begin(), c.dra_claim_names.end(), claim) !=
          c.dra_claim_names.end();
@@ -153,6 +194,7 @@ void ReadClaim(const workload::PodTemplate::ResourceClaim& claim, const workload
   const std::string line = named + ", " + From(entry->source) + "): " + text;
   for (const Devices d : held) Record(out, t, d, claim.name, line);
   out.evidence.push_back(line);
+  if (!Aligned(*spec, held)) out.unaligned_claims.push_back(claim.name);
 }
 
 // A container limit served by a DeviceClass (KEP-5004): its extendedResourceName, or the
@@ -183,12 +225,48 @@ void ReadExtendedResources(const workload::PodTemplate& t, const policy::Policy&
   }
 }
 
+// NVIDIA's DRA driver makes one ResourceClaimTemplate per ComputeDomain
+// (spec.channel.resourceClaimTemplate.name): a pod claiming it gets the domain's IMEX channel.
+// `object` at the path of keys, when every step is a mapping and the last a string; "" otherwise.
+std::string StringAtPath(const nlohmann::json& object, std::initializer_list<const char*> keys) {
+  const nlohmann::json* at = &object;
+  for (const char* key : keys) {
+    if (!at->is_object()) return {};
+    const auto it = at->find(key);
+    if (it == at->end()) return {};
+    at = &*it;
+  }
+  return at->is_string() ? at->get<std::string>() : std::string();
+}
+
+// NVIDIA's DRA driver makes one ResourceClaimTemplate per ComputeDomain
+// (spec.channel.resourceClaimTemplate.name): a pod claiming it gets the domain's IMEX channel.
+void ReadComputeDomains(const workload::PodTemplate& t, const Catalogue& c, std::string_view ns,
+                        TemplateDra& out) {
+  if (!c.HoldsAny(kComputeDomainGroup, "ComputeDomain")) return;
+  for (const auto* e : c.All(kComputeDomainGroup, "ComputeDomain")) {
+    const std::string name = StringAtPath(e->object, {"metadata", "name"});
+    // The entry's namespace is its key's: the same entry found under the pod's is in it.
+    if (c.FindEntry(kComputeDomainGroup, "ComputeDomain", ns, name) != e) continue;
+    out.compute_domains.push_back(name);
+    const std::string rct =
+        StringAtPath(e->object, {"spec", "channel", "resourceClaimTemplate", "name"});
+    if (rct.empty()) continue;
+    for (const auto& claim : t.resource_claims)
+      if (claim.from_template && claim.source == rct &&
+          std::find(out.channel_claims.begin(), out.channel_claims.end(), claim.name) ==
+              out.channel_claims.end())
+        out.channel_claims.push_back(claim.name);
+  }
+}
+
 }  // namespace
 
 TemplateDra ReadTemplateDra(const workload::PodTemplate& t, const policy::Policy& policy,
                             const catalogue::Catalogue& catalogue, std::string_view ns) {
   TemplateDra out;
   for (const auto& claim : t.resource_claims) ReadClaim(claim, t, policy, catalogue, ns, out);
+  ReadComputeDomains(t, catalogue, ns, out);
   // Only a catalogue with classes can say what an extended resource is: an empty one (no
   // cluster objects at all) costs the review nothing.
   if (catalogue.size() > 0) ReadExtendedResources(t, policy, catalogue, out);

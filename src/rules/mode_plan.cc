@@ -190,23 +190,41 @@ std::vector<std::string> PlannedInterfaces(const Draft& d) {
   return interfaces;
 }
 
-// The first GPU container claims what the template lacks of each resource (limits and
-// requests), on top of what it claims itself.
+void SetClaim(Draft& d, const workload::Container& c, const std::string& resource,
+              long long count) {
+  const std::string key = EscapePointerToken(resource);
+  const std::string value = std::to_string(count);
+  d.plan.edits.push_back({Edit::Kind::kSet, c.pointer + "/resources/limits/" + key, value, {}});
+  d.plan.edits.push_back({Edit::Kind::kSet, c.pointer + "/resources/requests/" + key, value, {}});
+}
+
+// A shared HCA is served to every container that claims it, and only a claiming container gets
+// its device files: every GPU container claims what it lacks. A VF (or any exclusive device) is
+// one device per attachment, moved into the pod once: the first GPU container claims what the
+// template lacks, on top of what it claims itself.
 void PlanClaims(Draft& d) {
   const workload::Container* first_gpu = nullptr;
   for (const auto& c : d.t.containers)
     if (c.gpu && first_gpu == nullptr) first_gpu = &c;
   if (first_gpu == nullptr) return;
   for (const auto& [resource, needed] : d.claims) {
+    if (d.policy.IsSharedResource(resource)) {
+      for (const auto& c : d.t.containers)
+        if (c.gpu && c.Claim(resource) < needed) SetClaim(d, c, resource, needed);
+      continue;
+    }
     const long long claimed = d.t.TotalClaim(resource);
     if (claimed >= needed) continue;
-    const std::string count = std::to_string(first_gpu->Claim(resource) + needed - claimed);
-    const std::string key = EscapePointerToken(resource);
-    d.plan.edits.push_back(
-        {Edit::Kind::kSet, first_gpu->pointer + "/resources/limits/" + key, count, {}});
-    d.plan.edits.push_back(
-        {Edit::Kind::kSet, first_gpu->pointer + "/resources/requests/" + key, count, {}});
+    SetClaim(d, *first_gpu, resource, first_gpu->Claim(resource) + needed - claimed);
   }
+}
+
+// A network whose NAD takes its VF from a resource needs one of it claimed per attachment (the
+// network-resources-injector, when the cluster runs it, claims them itself).
+void PlanNadClaims(Draft& d) {
+  if (d.ns.mode != policy::Mode::kSriov || d.policy.network_resources_injector) return;
+  for (const auto& n : d.nets.nads.attached)
+    if (n.from == AttachedNetwork::From::kNad && n.needs_device) ++d.claims[n.resource];
 }
 
 // One wanted variable in one GPU container: appended when absent; a user value that NCCL reads
@@ -379,12 +397,17 @@ TemplatePlan PlanTemplate(const workload::PodTemplate& t, const policy::Policy& 
   };
   const bool claims_vf =
       t.TotalClaimWhere([&](const std::string& r) { return policy.IsVfResource(r); }) > 0;
+  // Networks a NAD makes RDMA are the cluster's own rails too.
+  const bool nad_rails =
+      std::any_of(nets.nads.attached.begin(), nets.nads.attached.end(),
+                  [](const auto& n) { return n.from == AttachedNetwork::From::kNad && n.rdma; });
   d.own_rails =
-      !nets.platform.empty() || (claims_vf && !nets.all.empty() &&
+      !nets.platform.empty() || ((claims_vf || nad_rails) && !nets.all.empty() &&
                                  std::none_of(nets.all.begin(), nets.all.end(), is_policy_network));
   d.used.assign(nets.parsed.attachments.size(), false);
 
   unit->plan(d);
+  PlanNadClaims(d);
   PlanAnnotation(d);
   PlanClaims(d);
 

@@ -25,9 +25,28 @@ SEVERITY = {
     "invalid-ignore-check": "warning",
     "trainer-rdma-resource-erased": "error", "trainer-procs-gpu-mismatch": "warning",
     "trainer-runtime-no-rdma-path": "warning", "unknown-nic-resource": "warning",
+    "network-not-found": "warning", "dra-fixed-ib-hca": "warning",
+    "dra-unaligned-claims": "warning", "mnnvl-without-imex": "warning",
 }
 
 C0 = "/spec/containers/0"
+
+# A GPU DeviceClass and a claim template of GPUs beside DRA_OBJECTS' NICs; a ComputeDomain and a
+# two-pod GPU Job in its namespace that claims no IMEX channel.
+GPU_CLASS = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
+             "metadata": {"name": "gpu.nvidia.com"},
+             "spec": {"selectors": [{"cel": {"expression": 'device.driver == "gpu.nvidia.com"'}}]}}
+GPU_TEMPLATE = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                "metadata": {"name": "gpus", "namespace": "team-a"},
+                "spec": {"spec": {"devices": {"requests": [
+                    {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}}]}}}}
+COMPUTE_DOMAIN = {"apiVersion": "resource.nvidia.com/v1beta1", "kind": "ComputeDomain",
+                  "metadata": {"name": "nvl72", "namespace": "team-a"},
+                  "spec": {"numNodes": 2,
+                           "channel": {"resourceClaimTemplate": {"name": "nvl72-channel"}}}}
+GPU_JOB = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j", "namespace": "team-a"},
+           "spec": {"parallelism": 2, "template": {"spec": {"restartPolicy": "Never", "containers": [
+               {"name": "t", "image": "x", "resources": {"limits": {"nvidia.com/gpu": 4}}}]}}}}
 SC0 = "/spec/containers/0/securityContext"
 
 
@@ -248,6 +267,20 @@ CASES = {
                          "off.yaml", ["dra-host-network"], {"dra-host-network": "/spec/hostNetwork"}),
     "dra-pod-network": ([*m.DRA_OBJECTS, m.dra()], "off.yaml", [], {}),
 
+    # -- dra-fixed-ib-hca, dra-unaligned-claims, mnnvl-without-imex ---------------------------
+    "dra-fixed-hca": ([*m.DRA_OBJECTS, m.edit(m.dra, env("NCCL_IB_HCA", "mlx5_0,mlx5_1"))],
+                      "off.yaml", ["dra-fixed-ib-hca"], {"dra-fixed-ib-hca": C0 + "/env/"}),
+    "dra-family-hca": ([*m.DRA_OBJECTS, m.edit(m.dra, env("NCCL_IB_HCA", "mlx5"))],
+                       "off.yaml", [], {}),
+    "dra-unaligned": ([*m.DRA_OBJECTS, GPU_CLASS, GPU_TEMPLATE,
+                       m.edit(m.dra, spec(resourceClaims=[
+                           {"name": "nics", "resourceClaimTemplateName": "rdma-nics"},
+                           {"name": "gpus", "resourceClaimTemplateName": "gpus"}]))],
+                      "off.yaml", ["dra-unaligned-claims"],
+                      {"dra-unaligned-claims": "/spec/resourceClaims"}),
+    "mnnvl-without-channel": ([COMPUTE_DOMAIN, GPU_JOB], "off.yaml", ["mnnvl-without-imex"],
+                              {"mnnvl-without-imex": "/spec/template/spec"}),
+
     # -- mixed-paths -------------------------------------------------------------------------
     "mixed-host-and-sriov": (m.pytorchjob(m.host(), m.sriov()), "off.yaml", ["mixed-paths"], {}),
     "mixed-tcp-and-sriov": (m.pytorchjob(m.tcp(), m.sriov()), "off.yaml", ["mixed-paths"], {}),
@@ -441,8 +474,10 @@ def test_rule_case(case, write):
 
 def test_every_rule_has_a_firing_case():
     from test_trainer import FIRED as TRAINER  # TrainJobs need their runtime beside them
+    # network-not-found needs a cluster's listing: its example runs through `check --cluster`
+    # (test_rules_reference.py).
     fired = {rule for _, _, expected, _ in CASES.values() for rule in expected} | TRAINER
-    assert fired == set(SEVERITY)
+    assert fired | {"network-not-found"} == set(SEVERITY)
 
 
 PATH_CASES = {

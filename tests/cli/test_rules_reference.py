@@ -16,6 +16,13 @@ SEVERITY = {**SEVERITY, "duplicate-key": "warning", "invalid-network-annotation"
 # Rules the webhook reports and `check` does not: there the document is unreadable (exit 2),
 # and the message names the field, as the webhook's finding does.
 UNREADABLE_IN_CHECK = {"malformed-manifest"}
+# Rules that only a listing of the cluster can fire (files are never the whole cluster): their
+# example runs through `check --cluster` against a fake kubectl that serves these kinds and has
+# none of their objects.
+NEEDS_CLUSTER = {
+    "network-not-found": [("network-attachment-definitions", "k8s.cni.cncf.io/v1", "true",
+                           "NetworkAttachmentDefinition")],
+}
 ALL_IDS = sorted(SEVERITY)
 REGENERATE = "build/rdma-webhook rules -o markdown > docs/rules.md"
 
@@ -81,7 +88,14 @@ def test_example_fires_exactly_its_rule(rule_id, reference, tmp_path):
     if "policy" in example:
         (tmp_path / "policy.yaml").write_text(example["policy"])
         args += ["--policy", tmp_path / "policy.yaml"]
-    r = rw(*args, manifest)
+    if rule_id in NEEDS_CLUSTER:
+        from test_catalogue import CatalogueCluster, api_resources
+        cluster = CatalogueCluster(tmp_path)
+        cluster.put("api-resources.txt", api_resources(
+            [("pods", "v1", "true", "Pod")] + NEEDS_CLUSTER[rule_id]))
+        r = cluster.run(*args, "--cluster", manifest)
+    else:
+        r = rw(*args, manifest)
     data = r.json()
     if rule_id in UNREADABLE_IN_CHECK:
         assert data["results"] == [] and len(data["errors"]) == 1, r

@@ -1,9 +1,21 @@
 // network-without-vf: more RDMA networks are attached than VFs are claimed.
 // Its reference and example: ../docs/network-without-vf.yaml.
+#include <algorithm>
+#include <map>
+
 #include "../context.h"
 
 namespace rw::rules {
 namespace {
+
+// The attachments whose NAD names the resource their SR-IOV CNI takes a VF from, per resource:
+// the pod must claim one of that very resource per attachment.
+std::map<std::string, long long> NadNeeds(const TemplateFacts& f) {
+  std::map<std::string, long long> needs;
+  for (const auto& n : f.networks.nads.attached)
+    if (n.from == AttachedNetwork::From::kNad && n.needs_device) ++needs[n.resource];
+  return needs;
+}
 
 void NetworkWithoutVf(const Context& ctx, const Rule& rule, Findings& out) {
   for (const auto& f : ctx.templates) {
@@ -14,13 +26,36 @@ void NetworkWithoutVf(const Context& ctx, const Rule& rule, Findings& out) {
     // The network-resources-injector adds the claims to the pods a template makes; a bare Pod
     // has already been through it when it is validated.
     if (ctx.policy.network_resources_injector && !f.t->pointer.empty()) continue;
-    if (static_cast<long long>(f.rdma_attachments) <= f.vf_claimed) continue;
+    // Networks their NAD decided: each needs a VF of its own resource.
+    long long nad_vfs = 0;  // VFs of the policy's claimed for NAD networks (not for the rest)
+    for (const auto& [resource, needed] : NadNeeds(f)) {
+      const long long claimed = f.t->TotalClaim(resource);
+      if (ctx.policy.IsVfResource(resource) || f.networks.nads.IsVfResource(resource))
+        nad_vfs += std::min(claimed, needed);
+      if (claimed >= needed) continue;
+      rule.Report(out, f.networks.pointer,
+                  "the annotation attaches " + std::to_string(needed) +
+                      " network(s) whose NetworkAttachmentDefinition takes its VF from " +
+                      resource + ", but the pod claims " + std::to_string(claimed) +
+                      ": the SR-IOV CNI finds no allocated VF to move in and pod sandbox "
+                      "creation fails.",
+                  "claim " + std::to_string(needed) + " " + resource +
+                      " in the GPU container's resources.limits (one per attachment)");
+    }
+    // The RDMA networks the policy names, against the VFs not already counted for a NAD
+    // network. A NAD network whose CNI needs no VF of a resource (macvlan with the rdma
+    // plugin, host-device) is not counted: nothing says which claim it needs.
+    const auto others = static_cast<long long>(std::count_if(
+        f.networks.nads.attached.begin(), f.networks.nads.attached.end(),
+        [](const AttachedNetwork& n) { return n.from == AttachedNetwork::From::kPolicy; }));
+    const long long vfs = f.vf_claimed - nad_vfs;
+    if (others <= vfs) continue;
     const std::string res =
         ctx.policy.vf_resources.empty() ? "rdma/vf" : ctx.policy.vf_resources.front();
     rule.Report(
         out, f.networks.pointer,
-        "the annotation attaches " + std::to_string(f.rdma_attachments) +
-            " RDMA network(s) but the pod claims " + std::to_string(f.vf_claimed) +
+        "the annotation attaches " + std::to_string(others) +
+            " RDMA network(s) but the pod claims " + std::to_string(vfs) +
             " VF(s): the SR-IOV CNI has no allocated VF to move in and pod sandbox "
             "creation fails.",
         "claim one " + res + " per RDMA attachment in the GPU container's resources.limits");

@@ -14,8 +14,9 @@ void UnknownNicResource(const Context& ctx, const Rule& rule, Findings& out) {
     if (!f.networks.plugin.empty()) continue;
     for (const auto* c : f.gpu) {
       for (const auto& r : c->ResourceNames()) {
+        // A resource an SR-IOV NAD of the namespace takes its VFs from is known to be one.
         if (ctx.policy.IsGpuResource(r) || ctx.policy.IsRdmaDeviceResource(r) ||
-            !LooksLikeNicResource(r) || c->Claim(r) <= 0)
+            f.networks.nads.IsVfResource(r) || !LooksLikeNicResource(r) || c->Claim(r) <= 0)
           continue;
         const char* field = c->limits.count(r) ? "limits" : "requests";
         rule.Report(out, c->pointer + "/resources/" + field + "/" + workload::EscapePointerToken(r),

@@ -28,7 +28,8 @@ void VfWithoutNetwork(const Context& ctx, const Rule& rule, Findings& out) {
     std::string resource;
     for (const auto& c : f.t->containers)
       for (const auto& r : c.ResourceNames())
-        if (resource.empty() && ctx.policy.IsVfResource(r) && c.Claim(r) > 0) {
+        if (resource.empty() && c.Claim(r) > 0 &&
+            (ctx.policy.IsVfResource(r) || f.networks.nads.IsVfResource(r))) {
           resource = r;
           pointer = c.pointer + "/resources/" + (c.limits.count(r) ? "limits/" : "requests/") +
                     workload::EscapePointerToken(r);

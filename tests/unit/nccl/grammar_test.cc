@@ -183,5 +183,34 @@ TEST(LauncherArgs, MpirunAndExportInScripts) {
   EXPECT_EQ(found[3].value, "a b");
 }
 
+TEST(IbHca, ReadsTheExclusionAndExactPrefixesAndThePorts) {
+  const auto v = IbHca::Parse("^=mlx5_0:1,,mlx5_1");
+  EXPECT_TRUE(v.exclude);
+  EXPECT_TRUE(v.exact);
+  ASSERT_EQ(v.items.size(), 2u);
+  EXPECT_EQ(v.items[0].name, "mlx5_0");
+  EXPECT_EQ(v.items[0].port, "1");
+  EXPECT_EQ(v.items[1].name, "mlx5_1");
+  EXPECT_FALSE(v.items[1].port.has_value());
+}
+
+TEST(IbHca, ParticularDevicesAreNumberedOrExactNamesNeverAnExclusion) {
+  EXPECT_TRUE(IbHca::Parse("mlx5_0,mlx5_1").NamesParticularDevices());
+  EXPECT_TRUE(IbHca::Parse("mlx5_3:1").NamesParticularDevices());
+  EXPECT_TRUE(IbHca::Parse("=mlx5_bond").NamesParticularDevices());
+  EXPECT_TRUE(IbHca::Parse("bnxt_re0").NamesParticularDevices());
+  EXPECT_FALSE(IbHca::Parse("mlx5").NamesParticularDevices());
+  EXPECT_FALSE(IbHca::Parse("mlx5_,ibp").NamesParticularDevices());
+  EXPECT_FALSE(IbHca::Parse("^mlx5_0").NamesParticularDevices());
+  EXPECT_FALSE(IbHca::Parse("").NamesParticularDevices());
+}
+
+TEST(IbHca, KeepsAtMostItsBoundOfItems) {
+  std::string value;
+  for (std::size_t i = 0; i < IbHca::kMaxItems + 10; ++i)
+    value += "mlx5_" + std::to_string(i) + ",";
+  EXPECT_EQ(IbHca::Parse(value).items.size(), IbHca::kMaxItems);
+}
+
 }  // namespace
 }  // namespace rw::nccl

@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <memory>
 
 #include "rdma_webhook/codec/yaml.h"
 #include "rdma_webhook/rules/assessment.h"
+#include "yaml_document.h"
 
 namespace rw::rules {
 namespace {
@@ -30,12 +32,7 @@ const policy::Policy& TestPolicy() {
   return p;
 }
 
-std::vector<nlohmann::json> Objects(const std::string& yaml) {
-  std::vector<nlohmann::json> out;
-  for (auto& d : codec::ParseStream(yaml))
-    if (d.value) out.push_back(std::move(*d.value));
-  return out;
-}
+using test::YamlObjects;
 
 constexpr const char* kDranetClass = R"(
 apiVersion: resource.k8s.io/v1
@@ -88,7 +85,7 @@ struct Case {
                 const std::string& limits = "{nvidia.com/gpu: 8}",
                 const std::string& spec_extra = "", Source source = Source::kInputs,
                 std::vector<catalogue::Listing> listed = {})
-      : catalogue(Catalogue::From(Objects(catalogue_yaml), source, std::move(listed))),
+      : catalogue(Catalogue::From(YamlObjects(catalogue_yaml), source, std::move(listed))),
         object(*codec::ParseStream(
                     "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: " + ns +
                     "}\nspec:\n" + spec_extra +
@@ -258,4 +255,153 @@ TEST(Dra, NothingIsPlannedNextToAClaimThatCannotBeRead) {
 }
 
 }  // namespace
+
+// --- The DRA warning rules (dra-fixed-ib-hca, dra-unaligned-claims, mnnvl-without-imex) ---
+
+// A workload judged against a catalogue; `workload_yaml` is one document.
+struct Judged {
+  Judged(const std::string& catalogue_yaml, const std::string& workload_yaml)
+      : catalogue(Catalogue::From(YamlObjects(catalogue_yaml), Source::kInputs)),
+        object(*codec::ParseStream(workload_yaml).at(0).value),
+        w(workload::Workload::Read(object, TestPolicy(), "default")),
+        d(Diagnose(w, TestPolicy(), catalogue)) {}
+  Catalogue catalogue;
+  nlohmann::json object;
+  workload::Workload w;
+  Diagnosis d;
+  std::vector<std::string> Rules() const {
+    std::vector<std::string> out;
+    for (const auto& f : d.findings) out.push_back(f.rule);
+    return out;
+  }
+};
+
+const std::string kNics = std::string(kDranetClass) + "---\n" + Template("devs", kRdmaNicRequest);
+const std::string kShm = "    volumeMounts: [{name: dshm, mountPath: /dev/shm}]\n";
+const std::string kShmVolume = "  volumes: [{name: dshm, emptyDir: {medium: Memory}}]\n";
+
+std::vector<std::string> RulesWithHca(const std::string& value) {
+  const Case c("team-a", kNics,
+               kIpcLock + kShm + "    env: [{name: NCCL_IB_HCA, value: '" + value + "'}]\n",
+               "{nvidia.com/gpu: 8}", kShmVolume);
+  std::vector<std::string> out;
+  for (const auto& f : c.d.findings) out.push_back(f.rule + " at " + f.pointer);
+  return out;
+}
+
+TEST(DraRules, AParticularNcclIbHcaListWithDraNicsIsAWarning) {
+  const std::vector<std::string> fired{"dra-fixed-ib-hca at /spec/containers/0/env/0/value"};
+  EXPECT_EQ(RulesWithHca("mlx5_0,mlx5_1"), fired);
+  EXPECT_EQ(RulesWithHca("=mlx5_bond_a"), fired);  // exact names are particular devices
+  EXPECT_EQ(RulesWithHca("mlx5_2:1"), fired);
+}
+
+TEST(DraRules, AFamilyPrefixOrAnExclusionListOfNcclIbHcaKeepsMatching) {
+  EXPECT_TRUE(RulesWithHca("mlx5").empty());
+  EXPECT_TRUE(RulesWithHca("mlx5_").empty());
+  EXPECT_TRUE(RulesWithHca("^mlx5_0").empty());
+}
+
+TEST(DraRules, ANcclIbHcaListWithoutDraNicsIsNotThisRule) {
+  const Case c("team-a", std::string(kDranetClass) + "---\n" + Template("devs", kGpuRequest),
+               "    env: [{name: NCCL_IB_HCA, value: mlx5_0}]\n");
+  EXPECT_FALSE(c.Fired("dra-fixed-ib-hca")) << c.AllFindings();
+}
+
+std::string GpuNicTemplate(const std::string& constraints) {
+  return std::string(kDranetClass) + "---\n" +
+         Template("devs", std::string(kGpuRequest) + kRdmaNicRequest) + constraints;
+}
+
+// A Case points into itself (the assessment into its workload): made in place, never moved.
+std::unique_ptr<Case> Unaligned(const std::string& constraints) {
+  return std::make_unique<Case>("team-a", GpuNicTemplate(constraints), kIpcLock + kShm, "{}",
+                                kShmVolume);
+}
+
+TEST(DraRules, GpusAndNicsInOneClaimWithoutAPlacementConstraintAreAWarning) {
+  const auto owned = Unaligned("");
+  const Case& c = *owned;
+  EXPECT_EQ(c.d.path, Path::kDra) << c.AllEvidence();
+  ASSERT_EQ(c.d.findings.size(), 1u) << c.AllFindings();
+  EXPECT_EQ(c.d.findings[0].rule, "dra-unaligned-claims");
+  EXPECT_EQ(c.d.findings[0].severity, Severity::kWarning);
+  EXPECT_EQ(c.d.findings[0].pointer, "/spec/resourceClaims");
+}
+
+TEST(DraRules, APcieRootOrNumaConstraintOverBothRequestsAlignsThem) {
+  EXPECT_FALSE(Unaligned("      constraints: [{matchAttribute: resource.kubernetes.io/pcieRoot}]\n")
+                   ->Fired("dra-unaligned-claims"));
+  EXPECT_FALSE(
+      Unaligned("      constraints: [{requests: [gpu, nic], matchAttribute: dra.net/numaNode}]\n")
+          ->Fired("dra-unaligned-claims"));
+  // A constraint over the GPUs alone, or on another attribute, aligns nothing with the NICs.
+  EXPECT_TRUE(Unaligned("      constraints: [{requests: [gpu], matchAttribute: "
+                        "resource.kubernetes.io/pcieRoot}]\n")
+                  ->Fired("dra-unaligned-claims"));
+  EXPECT_TRUE(Unaligned("      constraints: [{matchAttribute: gpu.nvidia.com/productName}]\n")
+                  ->Fired("dra-unaligned-claims"));
+}
+
+constexpr const char* kTwoClaimsPod = R"(apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: team-a}
+spec:
+  resourceClaims: [{name: gpus, resourceClaimTemplateName: gpus}, {name: nics, resourceClaimTemplateName: nics}]
+  containers:
+  - name: trainer
+    image: x
+    securityContext: {capabilities: {add: [IPC_LOCK]}}
+    resources: {claims: [{name: gpus}, {name: nics}]}
+)";
+
+TEST(DraRules, GpusAndNicsInSeparateClaimsAreAWarning) {
+  const Judged j(std::string(kDranetClass) + "---\n" + Template("gpus", kGpuRequest) + "---\n" +
+                     Template("nics", kRdmaNicRequest),
+                 kTwoClaimsPod);
+  const auto rules = j.Rules();
+  EXPECT_NE(std::find(rules.begin(), rules.end(), "dra-unaligned-claims"), rules.end());
+}
+
+TEST(DraRules, AnUnknownClaimKeepsTheAlignmentRuleQuiet) {
+  // The NIC template is not among the inputs: nothing says what it holds.
+  const Judged j(std::string(kDranetClass) + "---\n" + Template("gpus", kGpuRequest),
+                 kTwoClaimsPod);
+  EXPECT_TRUE(j.d.findings.empty());
+}
+
+constexpr const char* kComputeDomain = R"(apiVersion: resource.nvidia.com/v1beta1
+kind: ComputeDomain
+metadata: {name: nvl72, namespace: team-a}
+spec:
+  numNodes: 2
+  channel: {resourceClaimTemplate: {name: nvl72-channel}}
+)";
+
+std::string GpuJob(int parallelism, const std::string& spec_extra, const std::string& claims) {
+  return "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j, namespace: team-a}\nspec:\n"
+         "  parallelism: " +
+         std::to_string(parallelism) + "\n  template:\n    spec:\n" + spec_extra +
+         "      containers:\n      - name: trainer\n        image: x\n"
+         "        resources: {limits: {nvidia.com/gpu: 4}" +
+         claims + "}\n";
+}
+
+TEST(DraRules, AMultiNodeGpuJobBesideAComputeDomainWithoutAChannelIsAWarning) {
+  const Judged j(kComputeDomain, GpuJob(2, "", ""));
+  EXPECT_EQ(j.Rules(), std::vector<std::string>{"mnnvl-without-imex"});
+  EXPECT_NE(j.d.findings[0].message.find("'nvl72'"), std::string::npos) << j.d.findings[0].message;
+}
+
+TEST(DraRules, AChannelClaimOrASinglePodOrAnotherNamespaceNeedsNoImexWarning) {
+  const std::string channel =
+      "      resourceClaims: [{name: imex, resourceClaimTemplateName: nvl72-channel}]\n";
+  EXPECT_TRUE(
+      Judged(kComputeDomain, GpuJob(2, channel, ", claims: [{name: imex}]")).d.findings.empty());
+  EXPECT_TRUE(Judged(kComputeDomain, GpuJob(1, "", "")).d.findings.empty());
+  std::string elsewhere = kComputeDomain;
+  elsewhere.replace(elsewhere.find("team-a"), 6, "team-b");
+  EXPECT_TRUE(Judged(elsewhere, GpuJob(2, "", "")).d.findings.empty());
+}
+
 }  // namespace rw::rules

@@ -401,7 +401,9 @@ TEST(RuleTableTest, SeveritiesFollowTheContract) {
         r.id == "hostnetwork-fixed-port" || r.id == "shm-too-small" || r.id == "gang-incomplete" ||
         r.id == "gid-index-on-ib" || r.id == "launcher-args-conflict" || r.id == "duplicate-key" ||
         r.id == "invalid-ignore-check" || r.id == "trainer-procs-gpu-mismatch" ||
-        r.id == "trainer-runtime-no-rdma-path" || r.id == "unknown-nic-resource";
+        r.id == "trainer-runtime-no-rdma-path" || r.id == "unknown-nic-resource" ||
+        r.id == "network-not-found" || r.id == "dra-fixed-ib-hca" ||
+        r.id == "dra-unaligned-claims" || r.id == "mnnvl-without-imex";
     EXPECT_EQ(r.severity, warning ? Severity::kWarning : Severity::kError) << r.id;
   }
 }

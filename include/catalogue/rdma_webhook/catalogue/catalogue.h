@@ -102,6 +102,9 @@ class Catalogue {
   bool empty() const { return objects_.empty() && listed_.empty(); }
   std::size_t dropped() const { return dropped_; }
 
+  // Some object of the kind is held (one map lookup, for the callers that read nothing new when
+  // the catalogue has none of a kind).
+  bool HoldsAny(std::string_view group, std::string_view kind) const;
   // Every object of one kind, in key order (namespace, then name).
   std::vector<const Entry*> All(std::string_view group, std::string_view kind) const;
 

@@ -1,6 +1,7 @@
 #pragma once
 // Grammars of the values NCCL reads from the environment (docs/rules.md: invalid-nccl-value). Pure
 // functions.
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -25,6 +26,27 @@ struct SocketIfname {
   bool Names(std::string_view interface) const;
   // The interfaces among `interfaces` that NCCL would use.
   std::vector<std::string> SelectedAmong(const std::vector<std::string>& interfaces) const;
+};
+
+// NCCL_IB_HCA as NCCL's IB transport reads it: a leading `^` makes the list one of devices to
+// leave out, then a leading `=` makes names match exactly (otherwise each is a prefix: `mlx5`
+// selects mlx5_0 and mlx5_1, `mlx5_1` also mlx5_10), then a comma list of `name[:port]`.
+// At most kMaxItems items are kept (NCCL itself keeps 32): a bound on what a value costs.
+struct IbHca {
+  static constexpr std::size_t kMaxItems = 64;
+  struct Item {
+    std::string name;
+    std::optional<std::string> port;
+  };
+  bool exclude = false;
+  bool exact = false;
+  std::vector<Item> items;
+
+  static IbHca Parse(std::string_view value);
+  // The list selects particular devices (by their number), not a family of them: exact names,
+  // or an item whose name ends in a digit after its last `_` (mlx5_0, bnxt_re1; mlx5 is a
+  // family). An exclusion list never does.
+  bool NamesParticularDevices() const;
 };
 
 // What NCCL itself makes of an integer variable: it calls strtoll(s, NULL, 0), so "true" is 0,

@@ -22,8 +22,15 @@ struct TemplateDra {
   // extended resource.
   std::vector<std::size_t> gpu_containers;
   std::vector<std::size_t> nic_containers;
-  bool unknown = false;               // some claim's devices could not be read
-  std::vector<std::string> evidence;  // one line per claim and per extended resource
+  // Claims that hold both GPUs and RDMA NICs with no constraint matching a pcieRoot or
+  // numaNode attribute across them: the scheduler may pick them far apart.
+  std::vector<std::string> unaligned_claims;
+  // Pod-level claim names whose template is the IMEX channel template of a ComputeDomain of the
+  // pod's namespace (its spec.channel.resourceClaimTemplate.name).
+  std::vector<std::string> channel_claims;
+  std::vector<std::string> compute_domains;  // ComputeDomains of the pod's namespace, by name
+  bool unknown = false;                      // some claim's devices could not be read
+  std::vector<std::string> evidence;         // one line per claim and per extended resource
   bool Empty() const { return evidence.empty(); }
 };
 

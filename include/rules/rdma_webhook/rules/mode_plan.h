@@ -14,6 +14,7 @@
 #include "rdma_webhook/policy/policy.h"
 #include "rdma_webhook/rules/diagnosis.h"
 #include "rdma_webhook/rules/dra.h"
+#include "rdma_webhook/rules/nad.h"
 #include "rdma_webhook/workload/workload.h"
 
 namespace rw::rules {
@@ -70,6 +71,9 @@ struct TemplateNetworks {
   std::string platform;  // evidence of platform-attached RDMA NICs (GKE), "" when none
   std::vector<std::string> platform_interfaces;  // interfaces the platform attaches
   TemplateDra dra;  // what its DRA claims hold, read through the catalogue (Assess fills it)
+  // What decides each of `all`: the policy, its NAD or nothing (Assess fills it; empty when the
+  // caller read the annotation alone, and then only the policy decides).
+  TemplateNads nads;
 };
 TemplateNetworks ReadNetworks(const workload::PodTemplate& t,
                               const policy::NamespacePolicy& ns_policy, std::string_view pod_ns);
