@@ -46,6 +46,11 @@ const std::vector<WorkloadKind>& BuiltinKinds() {
       // patches of the leader and worker templates (not templates), and a role's replicas may
       // be independent StatefulSet pods, so the kind is not read as one multi-node job.
       {"workloads.x-k8s.io", "RoleBasedGroup", {"/spec/roles/*/template"}, false},
+      // NVIDIA Dynamo (ai-dynamo/dynamo, deploy/operator/api/v1beta1): each component's
+      // podTemplate is a full pod template whose `main` container the operator merges its
+      // defaults into. v1alpha1 objects (spec.services, extraPodSpec) hold no pod template, so
+      // nothing of them is read. Serving replicas are independent pods, not one job.
+      {"nvidia.com", "DynamoGraphDeployment", {"/spec/components/*/podTemplate"}, false},
       // Kubeflow Trainer: stock runtimes carry no GPUs (a TrainJob adds them through
       // spec.trainer.resourcesPerNode, not judged yet), so they are often `none`.
       {"trainer.kubeflow.org",

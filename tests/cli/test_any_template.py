@@ -122,6 +122,15 @@ def test_a_kinds_entry_makes_the_kind_mutable(tmp_path):
       "spec": {"roles": [{"name": "router", "template": {"spec": pod_spec(container({"cpu": 1}))}},
                          {"name": "decode", "template": {"spec": pod_spec(SHARED_NO_IPC)}}]}},
      "/spec/roles/1/template/spec/containers/0"),
+    # NVIDIA Dynamo v1beta1: components[].podTemplate (deploy/operator/api/v1beta1).
+    ({"apiVersion": "nvidia.com/v1beta1", "kind": "DynamoGraphDeployment",
+      "metadata": {"name": "d"},
+      "spec": {"components": [
+          {"name": "Frontend", "type": "frontend",
+           "podTemplate": {"spec": pod_spec(container({"cpu": 1}))}},
+          {"name": "decode", "type": "decode", "replicas": 2,
+           "podTemplate": {"spec": pod_spec(SHARED_NO_IPC)}}]}},
+     "/spec/components/1/podTemplate/spec/containers/0"),
 ])
 def test_new_kind_rows_are_judged_where_their_crds_keep_templates(tmp_path, doc, pointers):
     r, data = run_check(tmp_path, doc)
@@ -277,3 +286,31 @@ def test_a_broken_file_without_template_markers_keeps_the_yaml_error(tmp_path):
     f.write_text("apiVersion: v1\nkind: Pod\nspec: {containers: [\n")
     r = rw("check", "--policy", POLICIES / "off.yaml", f)
     assert r.rc == 2 and "template" not in (r.out + r.err), r
+
+
+def dynamo_graph(version, spec):
+    return {"apiVersion": f"nvidia.com/{version}", "kind": "DynamoGraphDeployment",
+            "metadata": {"name": "d", "namespace": "rdma-sriov-a"}, "spec": spec}
+
+
+def test_a_dynamo_graph_is_mutated_in_its_components_pod_templates(tmp_path):
+    f = tmp_path / "dgd.yaml"
+    f.write_text(yaml.safe_dump(dynamo_graph("v1beta1", {"components": [
+        {"name": "decode", "type": "decode",
+         "podTemplate": {"spec": pod_spec(container({"nvidia.com/gpu": 8}))}}]})))
+    r = rw("mutate", "--policy", POLICIES / "sriov.yaml", "-o", "patch", f)
+    assert r.rc == 0, r
+    patch = json.loads(r.out)
+    assert patch and all(op["path"].startswith("/spec/components/0/podTemplate") for op in patch), \
+        patch
+
+
+def test_a_dynamo_graph_without_pod_templates_says_where_they_would_be(tmp_path):
+    # v1alpha1 keeps a component's pod in spec.services.<name>.extraPodSpec, not a pod template.
+    r, data = run_check(tmp_path, dynamo_graph("v1alpha1", {"services": {"decode": {
+        "resources": {"limits": {"gpu": "8"}},
+        "extraPodSpec": {"mainContainer": {"image": "x"}}}}}))
+    [res] = data["results"]
+    assert res["path"] == "none" and res["findings"] == [], r
+    assert any("keeps its pod templates at /spec/components/*/podTemplate" in e
+               for e in res["evidence"]), res["evidence"]
