@@ -50,7 +50,10 @@ class Translation {
  public:
   Translation(const workload::TrainJobTemplates& t, const json& trainjob,
               const policy::Policy& policy, TrainJobOperation operation)
-      : t_(t), original_(trainjob), policy_(policy), update_(operation == TrainJobOperation::kUpdate),
+      : t_(t),
+        original_(trainjob),
+        policy_(policy),
+        update_(operation == TrainJobOperation::kUpdate),
         patch_(trainjob) {}
 
   void Template(const std::string& pod_pointer, const json& before, const json& after) {
@@ -65,6 +68,10 @@ class Translation {
         if (Member(ab, it.key().c_str()) != *it)
           pod_patch["metadata"]["annotations"][it.key()] = *it;
     const json &sb = Member(before, "spec"), &sa = Member(after, "spec");
+    // The mode puts the pod on the host network, which only the runtime can do: the interface
+    // it names for NCCL is the host's, absent from the pod's own network namespace, so writing
+    // it would break NCCL's bootstrap (and the validating webhook refuses it).
+    off_host_ = Member(sa, "hostNetwork") == true && Member(sb, "hostNetwork") != true;
     if (sa.is_object())
       for (auto it = sa.begin(); it != sa.end(); ++it) {
         const json& was = Member(sb, it.key().c_str());
@@ -137,7 +144,13 @@ class Translation {
         if (was == *it) continue;
         const std::string& key = it.key();
         if (key == "env") {
-          const json items = NewItems(was, *it, "name");
+          json items = NewItems(was, *it, "name");
+          if (off_host_)
+            items.erase(std::remove_if(items.begin(), items.end(),
+                                       [](const json& e) {
+                                         return Member(e, "name") == "NCCL_SOCKET_IFNAME";
+                                       }),
+                        items.end());
           if (node)
             TrainerEnv(items);
           else if (!items.empty())
@@ -225,7 +238,8 @@ class Translation {
   const workload::TrainJobTemplates& t_;
   const json& original_;
   const policy::Policy& policy_;
-  bool update_;  // spec.trainer and an existing entry's containers are immutable
+  bool update_;            // spec.trainer and an existing entry's containers are immutable
+  bool off_host_ = false;  // the template being translated needs hostNetwork it cannot get
   PatchBuilder patch_;
   json jobs_ = json::array();
   std::set<std::string> runtime_only_;

@@ -27,6 +27,7 @@ namespaces:
     shared: {resource: rdma/hca_shared_devices_a, count: 1}
   - names: [host]
     mode: hostNetwork
+    hostNetwork: {socketIfname: bond0}
 )";
 
 const policy::Policy& TestPolicy() {
@@ -237,6 +238,10 @@ TEST(MutateTrainJob, WhatOnlyTheRuntimeCanCarryIsAFindingNamingIt) {
                       f.pointer == "/spec/runtimeRef");
   EXPECT_TRUE(named);
   EXPECT_EQ(m.path, policy::Path::kNone);
+  // the host's interface is not written for pods that stay on the pod network: NCCL would
+  // find no such interface and the validating webhook would refuse the TrainJob
+  EXPECT_EQ(m.result.dump().find("NCCL_SOCKET_IFNAME"), std::string::npos) << m.result.dump();
+  EXPECT_NE(m.result.dump().find("IPC_LOCK"), std::string::npos);
 }
 
 TEST(MutateTrainJob, OffNamespaceIsLeftAlone) {
