@@ -8,6 +8,11 @@ namespace rw::policy {
 
 namespace modes {
 
+const Row& HostNetwork();
+const Row& Sriov();
+const Row& Shared();
+const Row& Tcp();
+
 std::span<const Row* const> Rows() {
   static const std::array kRows{&HostNetwork(), &Sriov(), &Shared(), &Tcp()};
   return kRows;

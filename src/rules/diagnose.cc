@@ -2,6 +2,7 @@
 #include <set>
 
 #include "context.h"
+#include "modes/mode.h"
 #include "rdma_webhook/rules/diagnosis.h"
 #include "rdma_webhook/rules/suppression.h"
 #include "signs.h"
@@ -171,7 +172,68 @@ void DropShadowedConflicts(Findings& findings) {
                  findings.end());
 }
 
+// The paths a sign decides that no mode owns, and whether NCCL uses RDMA on them.
+struct OtherPath {
+  Path path;
+  bool rdma;
+  modes::Sign sign;
+};
+
+// NCCL goes through a network plugin that is not verbs (TCPX, EFA, a DRA claim of EFA): first.
+bool ThroughPlugin(const workload::PodTemplate&, const policy::Policy&,
+                   const policy::NamespacePolicy&, const TemplateNetworks& nets) {
+  return !nets.plugin.empty() || !nets.dra.plugin.empty();
+}
+
+// A DRA driver moves the NICs into the pod's network namespace (none on the host network, so
+// after hostNetwork).
+bool DraNics(const workload::PodTemplate&, const policy::Policy&, const policy::NamespacePolicy&,
+             const TemplateNetworks& nets) {
+  return !nets.dra.nic.empty();
+}
+
+constexpr OtherPath kOtherPaths[] = {{Path::kPlugin, false, {10, ThroughPlugin}},
+                                     {Path::kDra, true, {50, DraNics}}};
+
+struct Detector {
+  Path path;
+  const modes::Sign* sign;
+};
+
+// Every unit's signs and the other paths', by precedence: the order TemplatePath tries them.
+const std::vector<Detector>& Detectors() {
+  static const std::vector<Detector> kDetectors = [] {
+    std::vector<Detector> all;
+    for (const modes::Unit* unit : modes::Units())
+      for (const modes::Sign& sign : unit->signs)
+        all.push_back({policy::ModePath(unit->mode), &sign});
+    for (const OtherPath& other : kOtherPaths) all.push_back({other.path, &other.sign});
+    std::stable_sort(all.begin(), all.end(), [](const Detector& a, const Detector& b) {
+      return a.sign->precedence < b.sign->precedence;
+    });
+    return all;
+  }();
+  return kDetectors;
+}
+
+// Whether a template on its path uses RDMA (before NCCL_IB_DISABLE is looked at): what the
+// path's mode unit says, or the other path's flag.
+bool PathUsesRdma(const TemplateFacts& f) {
+  for (const modes::Unit* unit : modes::Units())
+    if (policy::ModePath(unit->mode) == f.path)
+      return unit->rdma && (unit->rdma_shown == nullptr || unit->rdma_shown(f));
+  for (const OtherPath& other : kOtherPaths)
+    if (other.path == f.path) return other.rdma;
+  return false;
+}
+
 }  // namespace
+
+std::vector<modes::PathSign> modes::PathSigns() {
+  std::vector<PathSign> signs;
+  for (const Detector& d : Detectors()) signs.push_back({d.path, d.sign->precedence});
+  return signs;
+}
 
 Path WorkloadPath(const std::vector<Path>& template_paths) {
   std::set<Path> seen;
@@ -236,27 +298,12 @@ std::string EnvPointer(const workload::Container& c, const workload::EnvVar& v) 
 Path TemplatePath(const workload::PodTemplate& t, const policy::Policy& policy,
                   const policy::NamespacePolicy& ns, const TemplateNetworks& nets) {
   if (!t.HasGpu()) return Path::kNone;
-  if (!nets.plugin.empty() || !nets.dra.plugin.empty()) return Path::kPlugin;
-  if (!nets.platform.empty()) return Path::kSriov;
-  for (const auto& c : t.containers)
-    if (c.gpu && !EfaOverTcp(c).empty()) return Path::kTcp;
-  if (t.host_network) return Path::kHostNetwork;
-  // A DRA driver moves the NICs into the pod's network namespace (none on the host network).
-  if (!nets.dra.nic.empty()) return Path::kDra;
-  if (t.TotalClaimWhere([&](const std::string& r) { return policy.IsVfResource(r); }) > 0)
-    return Path::kSriov;
-  // The policy names the RDMA networks; a network it does not name is RDMA when its NAD says so.
-  for (std::size_t i = 0; i < nets.all.size(); ++i)
-    if (IsRdmaNetwork(policy, ns, nets.all[i].name) || nets.nads.RdmaAt(i)) return Path::kSriov;
-  if (t.TotalClaimWhere([&](const std::string& r) { return policy.IsSharedResource(r); }) > 0)
-    return Path::kShared;
-  bool from_refs = false;
-  for (const auto& c : t.containers) {
-    if (!c.gpu) continue;
-    if (DisablesIb(c)) return Path::kTcp;
-    from_refs = from_refs || NcclFromReferences(c);
-  }
-  // A claim whose devices could not be read may hold the template's NICs.
+  for (const Detector& d : Detectors())
+    if (d.sign->holds(t, policy, ns, nets)) return d.path;
+  // NCCL's variables from references, or a claim whose devices could not be read, may put the
+  // template on any path.
+  const bool from_refs = std::any_of(t.containers.begin(), t.containers.end(),
+                                     [](const auto& c) { return c.gpu && NcclFromReferences(c); });
   return from_refs || nets.dra.unknown ? Path::kUnknown : Path::kNone;
 }
 
@@ -314,9 +361,7 @@ Diagnosis Diagnose(const Assessment& assessment) {
   for (auto& f : ctx.templates) {
     if (f.path == Path::kHostNetwork && f.rdma_sign.empty() && multi_node && !f.gpu.empty())
       f.rdma_sign = "multi-node " + w.kind + " (" + std::to_string(gpu_pods) + " GPU pods)";
-    const bool uses_rdma =
-        (f.path == Path::kSriov || f.path == Path::kShared || f.path == Path::kDra) ||
-        (f.path == Path::kHostNetwork && !f.rdma_sign.empty());
+    const bool uses_rdma = PathUsesRdma(f);
     bool ib_disabled = false;
     for (const auto* c : f.gpu) ib_disabled = ib_disabled || DisablesIb(*c);
     f.rdma = uses_rdma && !ib_disabled;

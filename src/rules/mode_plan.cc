@@ -18,15 +18,6 @@ using workload::EscapePointerToken;
 constexpr std::string_view kMultusKey = "k8s.v1.cni.cncf.io/networks";
 constexpr std::string_view kShmVolume = "rdma-webhook-shm";
 
-// The table of modes: one row per mode, each a unit of modes/. `off` has none: it plans nothing.
-const modes::Unit* UnitOf(policy::Mode mode) {
-  static const std::array kUnits{&modes::HostNetwork(), &modes::Sriov(), &modes::Shared(),
-                                 &modes::Tcp()};
-  for (const modes::Unit* unit : kUnits)
-    if (unit->mode == mode) return unit;
-  return nullptr;
-}
-
 // True when an interface knob of the template names `interface`: NCCL_SOCKET_IFNAME in a
 // container's env or in its launcher arguments (`export`, `mpirun -x`). A rename of that
 // interface would leave the knob naming one the pod no longer has (ifname-not-attached on the
@@ -277,6 +268,23 @@ void PlanEnv(Draft& d, const workload::Container& c, const EnvWant& want,
 
 namespace modes {
 
+// The table of modes: one row per mode, each a unit of modes/. `off` has none: it plans nothing.
+const Unit& HostNetwork();
+const Unit& Sriov();
+const Unit& Shared();
+const Unit& Tcp();
+
+std::span<const Unit* const> Units() {
+  static const std::array kUnits{&HostNetwork(), &Sriov(), &Shared(), &Tcp()};
+  return kUnits;
+}
+
+const Unit* UnitOf(policy::Mode mode) {
+  for (const Unit* unit : Units())
+    if (unit->mode == mode) return unit;
+  return nullptr;
+}
+
 Finding Override(std::string pointer, const std::string& what, std::string fix) {
   return {"policy-conflict", Severity::kWarning, what + " (onConflict: override)", std::move(fix),
           std::move(pointer)};
@@ -379,7 +387,7 @@ bool SameEnvValue(std::string_view name, std::string_view value, std::string_vie
 TemplatePlan PlanTemplate(const workload::PodTemplate& t, const policy::Policy& policy,
                           const policy::NamespacePolicy& ns, std::string_view pod_ns,
                           const TemplateNetworks& nets, policy::Path path) {
-  const modes::Unit* unit = UnitOf(ns.mode);
+  const modes::Unit* unit = modes::UnitOf(ns.mode);
   if (unit == nullptr || !t.HasGpu()) return {};
   if (path != policy::Path::kNone && path != policy::Path::kUnknown &&
       path != policy::ModePath(ns.mode))

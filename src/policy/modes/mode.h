@@ -27,12 +27,8 @@ struct Row {
   schema::Schema (*section_schema)();
 };
 
-const Row& HostNetwork();
-const Row& Sriov();
-const Row& Shared();
-const Row& Tcp();
-
-// Every mode but off, in the order the documentation lists them.
+// Every mode but off, in the order the documentation lists them (the table of mode_table.cc,
+// which declares each row's function).
 std::span<const Row* const> Rows();
 // The row of `mode`, nullptr for off.
 const Row* RowOf(Mode mode);

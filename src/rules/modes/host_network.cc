@@ -1,8 +1,19 @@
 // mode: hostNetwork. The pod joins the node's network and NCCL uses the host's RDMA NICs.
+#include "../context.h"
 #include "mode.h"
 
 namespace rw::rules::modes {
 namespace {
+
+// The netdevs of the host are every hostNetwork pod's: the path alone says nothing of RDMA.
+bool OnHostNetwork(const workload::PodTemplate& t, const policy::Policy&,
+                   const policy::NamespacePolicy&, const TemplateNetworks&) {
+  return t.host_network;
+}
+constexpr Sign kSigns[] = {{40, OnHostNetwork}};
+
+// A sign of RDMA on the host network (HostNetworkRdmaSign, or a multi-node training kind).
+bool RdmaShown(const TemplateFacts& f) { return !f.rdma_sign.empty(); }
 
 std::vector<EnvWant> Env(const policy::NamespacePolicy& ns) {
   std::vector<EnvWant> env;
@@ -49,7 +60,7 @@ void Plan(Draft& d) {
 }  // namespace
 
 const Unit& HostNetwork() {
-  static constexpr Unit kUnit{policy::Mode::kHostNetwork, true, Env, Plan};
+  static constexpr Unit kUnit{policy::Mode::kHostNetwork, true, RdmaShown, kSigns, Env, Plan};
   return kUnit;
 }
 

@@ -5,6 +5,13 @@
 namespace rw::rules::modes {
 namespace {
 
+// A resources.shared resource claimed.
+bool SharedClaimed(const workload::PodTemplate& t, const policy::Policy& policy,
+                   const policy::NamespacePolicy&, const TemplateNetworks&) {
+  return t.TotalClaimWhere([&](const std::string& r) { return policy.IsSharedResource(r); }) > 0;
+}
+constexpr Sign kSigns[] = {{70, SharedClaimed}};
+
 std::vector<EnvWant> Env(const policy::NamespacePolicy& ns) {
   std::vector<EnvWant> env;
   if (!ns.shared.interface.empty()) env.push_back({"NCCL_SOCKET_IFNAME", ns.shared.interface});
@@ -29,7 +36,7 @@ void Plan(Draft& d) {
 }  // namespace
 
 const Unit& Shared() {
-  static constexpr Unit kUnit{policy::Mode::kShared, true, Env, Plan};
+  static constexpr Unit kUnit{policy::Mode::kShared, true, nullptr, kSigns, Env, Plan};
   return kUnit;
 }
 

@@ -1,9 +1,32 @@
 // mode: sriov. Every rail is an SR-IOV VF: the policy's networks are attached through the
 // Multus annotation and their VFs claimed.
+#include <algorithm>
+
+#include "../context.h"
 #include "mode.h"
 
 namespace rw::rules::modes {
 namespace {
+
+// RDMA NICs the platform attaches without Multus (GKE multi-networking): before hostNetwork
+// and EFA over TCP are looked at.
+bool PlatformNics(const workload::PodTemplate&, const policy::Policy&,
+                  const policy::NamespacePolicy&, const TemplateNetworks& nets) {
+  return !nets.platform.empty();
+}
+
+// A VF of resources.vf claimed, or an RDMA network attached: after a DRA claim of NICs.
+bool VfOrRdmaNetwork(const workload::PodTemplate& t, const policy::Policy& policy,
+                     const policy::NamespacePolicy& ns, const TemplateNetworks& nets) {
+  if (t.TotalClaimWhere([&](const std::string& r) { return policy.IsVfResource(r); }) > 0)
+    return true;
+  // The policy names the RDMA networks; a network it does not name is RDMA when its NAD says so.
+  for (std::size_t i = 0; i < nets.all.size(); ++i)
+    if (IsRdmaNetwork(policy, ns, nets.all[i].name) || nets.nads.RdmaAt(i)) return true;
+  return false;
+}
+
+constexpr Sign kSigns[] = {{20, PlatformNics}, {60, VfOrRdmaNetwork}};
 
 std::vector<EnvWant> Env(const policy::NamespacePolicy& ns) {
   return {{"NCCL_SOCKET_IFNAME", ns.sriov.networks.front().interface}, {"NCCL_IB_DISABLE", "0"}};
@@ -26,7 +49,7 @@ void Plan(Draft& d) {
 }  // namespace
 
 const Unit& Sriov() {
-  static constexpr Unit kUnit{policy::Mode::kSriov, true, Env, Plan};
+  static constexpr Unit kUnit{policy::Mode::kSriov, true, nullptr, kSigns, Env, Plan};
   return kUnit;
 }
 

@@ -1,6 +1,7 @@
 // The plan decides every edit and every conflict; the mutator only applies the edits in order.
 #include <gtest/gtest.h>
 
+#include "../../../src/rules/modes/mode.h"
 #include "rdma_webhook/codec/yaml.h"
 #include "rdma_webhook/rules/mode_plan.h"
 
@@ -46,6 +47,26 @@ const Edit* EditAt(const TemplatePlan& plan, const std::string& pointer) {
   for (const auto& e : plan.edits)
     if (e.pointer == pointer) return &e;
   return nullptr;
+}
+
+// TemplatePath tries the signs of every mode unit and of plugin by precedence; the first that
+// holds decides. The order is docs/design.md#paths: two signs of one precedence would make it
+// depend on the table's order, and a sign moved changes which path a manifest takes.
+TEST(TemplatePath, SignsAreTriedInTheDocumentedOrderWithUniquePrecedences) {
+  using policy::Path;
+  const std::vector<Path> documented{Path::kPlugin, Path::kSriov, Path::kTcp,    Path::kHostNetwork,
+                                     Path::kDra,    Path::kSriov, Path::kShared, Path::kTcp};
+  const auto signs = modes::PathSigns();
+  std::vector<Path> paths;
+  for (std::size_t i = 0; i < signs.size(); ++i) {
+    paths.push_back(signs[i].path);
+    if (i > 0) {
+      EXPECT_LT(signs[i - 1].precedence, signs[i].precedence)
+          << policy::ToString(signs[i - 1].path) << " and " << policy::ToString(signs[i].path)
+          << " share a precedence";
+    }
+  }
+  EXPECT_EQ(paths, documented);
 }
 
 TEST(PlanTemplate, DnsPolicyDefaultIsAConflictUnderRejectAndAWarnedEditUnderOverride) {
