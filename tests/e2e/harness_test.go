@@ -230,6 +230,44 @@ func (e *env) stopControlPlane() {
 	}
 }
 
+// restartAPIServer stops kube-apiserver and starts it again on the same port
+// with the same etcd (cmd/controlplane restarts it on SIGHUP), and returns
+// once it serves again as before: /readyz ok, kubectl answers, and every CRD
+// kind resolves, so the scenarios after this one find the control plane as
+// it was. down is how long the API server did not answer.
+func (e *env) restartAPIServer() (down time.Duration, err error) {
+	ready := filepath.Join(e.work, "controlplane", "ready")
+	if err := os.Remove(ready); err != nil {
+		return 0, err
+	}
+	t0 := time.Now()
+	if err := e.cpCmd.Process.Signal(syscall.SIGHUP); err != nil {
+		return 0, err
+	}
+	for !fileExists(ready) {
+		select {
+		case <-e.cpDone:
+			return 0, errors.New("the control plane exited during the API server's restart")
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Since(t0) > 2*time.Minute {
+			return 0, errors.New("kube-apiserver not ready within 2 minutes of its restart")
+		}
+	}
+	down = time.Since(t0)
+	if err := eventually(time.Minute, func() error {
+		if _, stderr, err := e.kc("get", "namespace", "default", "-o", "name"); err != nil {
+			return fmt.Errorf("after the restart: %s", stderr)
+		}
+		return nil
+	}); err != nil {
+		return down, err
+	}
+	// Applying the CRDs again changes nothing; it waits until each is
+	// established and its kind resolves again.
+	return down, e.installCRDs()
+}
+
 func (e *env) installCRDs() error {
 	f := filepath.Join(e.repo, "tests/e2e/testdata/crds.yaml")
 	if _, stderr, err := e.kc("apply", "-f", f); err != nil {
