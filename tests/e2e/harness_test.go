@@ -234,38 +234,38 @@ func (e *env) stopControlPlane() {
 // with the same etcd (cmd/controlplane restarts it on SIGHUP), and returns
 // once it serves again as before: /readyz ok, kubectl answers, and every CRD
 // kind resolves, so the scenarios after this one find the control plane as
-// it was. down is how long the API server did not answer.
-func (e *env) restartAPIServer() (down time.Duration, err error) {
+// it was. readyAt is when /readyz answered ok again.
+func (e *env) restartAPIServer() (readyAt time.Time, err error) {
 	ready := filepath.Join(e.work, "controlplane", "ready")
 	if err := os.Remove(ready); err != nil {
-		return 0, err
+		return readyAt, err
 	}
 	t0 := time.Now()
 	if err := e.cpCmd.Process.Signal(syscall.SIGHUP); err != nil {
-		return 0, err
+		return readyAt, err
 	}
 	for !fileExists(ready) {
 		select {
 		case <-e.cpDone:
-			return 0, errors.New("the control plane exited during the API server's restart")
-		case <-time.After(100 * time.Millisecond):
+			return readyAt, errors.New("the control plane exited during the API server's restart")
+		case <-time.After(50 * time.Millisecond):
 		}
 		if time.Since(t0) > 2*time.Minute {
-			return 0, errors.New("kube-apiserver not ready within 2 minutes of its restart")
+			return readyAt, errors.New("kube-apiserver not ready within 2 minutes of its restart")
 		}
 	}
-	down = time.Since(t0)
+	readyAt = time.Now()
 	if err := eventually(time.Minute, func() error {
 		if _, stderr, err := e.kc("get", "namespace", "default", "-o", "name"); err != nil {
 			return fmt.Errorf("after the restart: %s", stderr)
 		}
 		return nil
 	}); err != nil {
-		return down, err
+		return readyAt, err
 	}
 	// Applying the CRDs again changes nothing; it waits until each is
 	// established and its kind resolves again.
-	return down, e.installCRDs()
+	return readyAt, e.installCRDs()
 }
 
 func (e *env) installCRDs() error {

@@ -17,7 +17,7 @@
 //
 // etcd runs in this process; kube-apiserver runs as a child (this binary
 // re-executed as `controlplane kube-apiserver ARGS`), so that it can be
-// restarted alone: SIGHUP stops it (SIGTERM, SIGKILL after 10s) and starts
+// restarted alone: SIGHUP stops it (SIGTERM, SIGKILL after 3s) and starts
 // it again on the same port, with the same certificates and etcd, then
 // writes `ready` again. The tests of the cluster watch use that to restart
 // the API server under a running webhook.
@@ -279,12 +279,14 @@ func startAPIServer(args []string) (*exec.Cmd, chan error, error) {
 	return cmd, exited, nil
 }
 
-// stopProcess ends a child: SIGTERM (the API server drains), SIGKILL after 10s.
+// stopProcess ends a child: SIGTERM, SIGKILL 3s later. The API server stops
+// listening at once on SIGTERM; here it then waited up to the SIGKILL, so a
+// longer grace would only make the restart slower.
 func stopProcess(cmd *exec.Cmd, exited chan error) {
 	_ = cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-exited:
-	case <-time.After(10 * time.Second):
+	case <-time.After(3 * time.Second):
 		_ = cmd.Process.Kill()
 		<-exited
 	}
