@@ -66,7 +66,8 @@ void AddWatchFlags(CLI::App* cmd, server::WatchOptions& watch, WatchDurations& d
   AddDuration(cmd, "--watch-ready-timeout", d.ready_timeout,
               "/readyz waits at most this long for every resource's first LIST");
   AddDuration(cmd, "--watch-absent-retry", d.absent_retry,
-              "a resource not served (404) or forbidden (403) is asked for again after this");
+              "a resource not served (404) or forbidden (403) is asked for again after this; "
+              "one that was listed keeps its objects through a shorter refusal");
   AddDuration(cmd, "--watch-backoff-max", d.backoff_max,
               "longest wait between retries after connection errors");
   AddDuration(cmd, "--watch-debounce", d.debounce,

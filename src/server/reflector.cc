@@ -99,6 +99,19 @@ void Reflector::Changed() {
   hooks_.changed();
 }
 
+bool Reflector::KeepThroughRefusal() {
+  // A kube-apiserver that has just started serves before its RBAC caches are filled: for a
+  // moment it answers 403 where it allowed (seen in the e2e suite's API server restart); 404 is
+  // taken alike, as a CRD is served only once the new server has loaded it. Emptying the store
+  // then would leave the decisions to the policy until --watch-absent-retry (60 s) passed: the
+  // objects are kept and the LIST asked again with backoff, and only a refusal that lasts longer
+  // than that period empties the store.
+  if (!holds_listing_) return false;
+  const auto now = env_.Now();
+  if (!refused_since_) refused_since_ = now;
+  return now - *refused_since_ < options_.absent_retry;
+}
+
 void Reflector::Enter(State state, const nlohmann::json& fields) {
   const bool was = state_ == state;
   state_ = state;
@@ -158,6 +171,12 @@ net::awaitable<Reflector::State> Reflector::List() {
     if (answer.status == 404 || answer.status == 403) {
       const bool absent = answer.status == 404;
       metrics_.CountWatchList(name_, absent ? "absent" : "forbidden");
+      if (KeepThroughRefusal()) {
+        Enter(
+            State::kFailing,
+            {{"status", answer.status}, {"error", Reason(answer)}, {"keptObjects", store_.size()}});
+        co_return State::kFailing;
+      }
       const State state = absent ? State::kAbsent : State::kForbidden;
       Enter(state, {{"status", answer.status}, {"apiMessage", Reason(answer)}});
       co_return state;
@@ -201,6 +220,8 @@ net::awaitable<Reflector::State> Reflector::List() {
     co_return State::kFailing;
   }
   metrics_.CountWatchList(name_, "ok");
+  holds_listing_ = true;
+  refused_since_.reset();
   resource_version_ = std::move(version);
   Touch();
   co_return State::kListed;
@@ -299,6 +320,7 @@ net::awaitable<void> Reflector::Run() {
       continue;
     }
     if (state == State::kAbsent || state == State::kForbidden) {
+      holds_listing_ = false;
       if (store_.size() != 0) {
         store_.Clear();
         Changed();

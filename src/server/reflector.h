@@ -3,9 +3,12 @@
 // resourceVersion, WATCH from it with bookmarks, events applied to the kind's store; 410 Gone
 // (an HTTP answer or an ERROR event) lists again; a broken connection retries with backoff and
 // jitter from the last resourceVersion; 404 (the CRD is not installed) and 403 (RBAC) are logged
-// once and asked again on a slow period. Never throws out of Run.
+// once and asked again on a slow period, except right after a listing: an API server that has
+// just started refuses for a moment, and the objects listed are kept through a refusal shorter
+// than --watch-absent-retry. Never throws out of Run.
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <random>
 #include <string>
 
@@ -50,6 +53,7 @@ class Reflector {
   boost::asio::awaitable<WatchEnd> Watch();
   boost::asio::awaitable<void> Sleep(std::chrono::milliseconds how_long);
   std::chrono::milliseconds NextBackoff();
+  bool KeepThroughRefusal();
   void Enter(State state, const nlohmann::json& fields);
   void Touch();
   void Changed();
@@ -66,6 +70,10 @@ class Reflector {
   State state_ = State::kStarting;
   bool settled_ = false;
   unsigned failures_ = 0;  // in a row; the backoff's exponent
+  // The store holds what a LIST returned (not emptied since), and when the refusals (403, 404)
+  // that followed it began.
+  bool holds_listing_ = false;
+  std::optional<std::chrono::system_clock::time_point> refused_since_;
   std::minstd_rand random_;
 };
 

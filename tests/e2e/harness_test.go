@@ -230,6 +230,44 @@ func (e *env) stopControlPlane() {
 	}
 }
 
+// restartAPIServer stops kube-apiserver and starts it again on the same port
+// with the same etcd (cmd/controlplane restarts it on SIGHUP), and returns
+// once it serves again as before: /readyz ok, kubectl answers, and every CRD
+// kind resolves, so the scenarios after this one find the control plane as
+// it was. readyAt is when /readyz answered ok again.
+func (e *env) restartAPIServer() (readyAt time.Time, err error) {
+	ready := filepath.Join(e.work, "controlplane", "ready")
+	if err := os.Remove(ready); err != nil {
+		return readyAt, err
+	}
+	t0 := time.Now()
+	if err := e.cpCmd.Process.Signal(syscall.SIGHUP); err != nil {
+		return readyAt, err
+	}
+	for !fileExists(ready) {
+		select {
+		case <-e.cpDone:
+			return readyAt, errors.New("the control plane exited during the API server's restart")
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Since(t0) > 2*time.Minute {
+			return readyAt, errors.New("kube-apiserver not ready within 2 minutes of its restart")
+		}
+	}
+	readyAt = time.Now()
+	if err := eventually(time.Minute, func() error {
+		if _, stderr, err := e.kc("get", "namespace", "default", "-o", "name"); err != nil {
+			return fmt.Errorf("after the restart: %s", stderr)
+		}
+		return nil
+	}); err != nil {
+		return readyAt, err
+	}
+	// Applying the CRDs again changes nothing; it waits until each is
+	// established and its kind resolves again.
+	return readyAt, e.installCRDs()
+}
+
 func (e *env) installCRDs() error {
 	f := filepath.Join(e.repo, "tests/e2e/testdata/crds.yaml")
 	if _, stderr, err := e.kc("apply", "-f", f); err != nil {

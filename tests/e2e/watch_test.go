@@ -75,8 +75,8 @@ spec:
 `
 
 // watchingWebhook starts a second server (no webhook configuration points at it) that watches
-// the cluster as ServiceAccount `sa`.
-func watchingWebhook(t *testing.T, sa string) *webhook {
+// the cluster as ServiceAccount `sa`, with more `serve` flags when given.
+func watchingWebhook(t *testing.T, sa string, more ...string) *webhook {
 	t.Helper()
 	token, stderr, err := E.kc("create", "token", sa, "-n", "e2e-watch-system", "--duration", "1h")
 	if err != nil {
@@ -95,6 +95,7 @@ func watchingWebhook(t *testing.T, sa string) *webhook {
 		"--watch-cluster", "--kube-api-server", strings.TrimSpace(string(url)),
 		"--kube-ca", filepath.Join(dir, "ca.crt"), "--kube-token-file", tokenFile,
 		"--watch-absent-retry", "2s", "--watch-debounce", "100ms", "--watch-ready-timeout", "20s"}}
+	w.extra = append(w.extra, more...)
 	if err := w.start(); err != nil {
 		t.Fatalf("%v\n%s", err, tail(w.logPath))
 	}
@@ -116,9 +117,10 @@ func tail(path string) string {
 	return strings.Join(lines, "\n")
 }
 
-func TestClusterWatch(t *testing.T) {
-	requireWebhook(t)
-	logsOnFailure(t)
+// installWatchRBAC installs the NAD CRD and the ServiceAccounts and ClusterRole that the
+// watching webhooks use.
+func installWatchRBAC(t *testing.T) {
+	t.Helper()
 	crd := filepath.Join(E.repo, "tests/e2e/testdata/nad-crd.yaml")
 	if _, stderr, err := E.kc("apply", "-f", crd); err != nil {
 		t.Fatalf("NAD CRD: %v: %s", err, stderr)
@@ -129,6 +131,12 @@ func TestClusterWatch(t *testing.T) {
 	if _, stderr, err := E.kcIn(watchRBAC, "apply", "-f", "-"); err != nil {
 		t.Fatalf("RBAC: %v: %s", err, stderr)
 	}
+}
+
+func TestClusterWatch(t *testing.T) {
+	requireWebhook(t)
+	logsOnFailure(t)
+	installWatchRBAC(t)
 	t.Cleanup(func() {
 		_, _, _ = E.kcIn(watchObjects, "delete", "--ignore-not-found", "--wait=false", "-f", "-")
 	})

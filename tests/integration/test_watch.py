@@ -178,6 +178,46 @@ def test_403_names_the_missing_rbac_and_the_fallback(server_factory, certs, api,
     s.assert_serves()  # the policy still decides
 
 
+def test_a_refusal_right_after_a_listing_keeps_the_objects(server_factory, certs, api,
+                                                           token_file):
+    # A kube-apiserver that has just restarted answers 403 for a moment, until its RBAC caches
+    # are filled (seen in tests/e2e TestClusterWatchFaults): the objects listed before are kept
+    # through a refusal shorter than --watch-absent-retry, and a longer one empties the store.
+    api.serve(DEVICECLASSES)
+    s = server_factory(certs, extra=[
+        "--watch-cluster", "--kube-api-server", api.url, "--kube-ca", str(certs / "ca.crt"),
+        "--kube-token-file", str(token_file), "--watch-absent-retry", "3s",
+        "--watch-debounce", "50ms", "--watch-backoff-max", "300ms"]).start()
+    api.put(DEVICECLASSES, device_class("a"))
+    api.put(DEVICECLASSES, device_class("b"))
+    assert wait_until(lambda: metric(s, "rdma_webhook_watch_objects", resource=DC) == 2)
+
+    def refused():
+        return len([r for r in api.requests_to(DEVICECLASSES, watch=False)
+                    if r["time"] >= since])
+
+    since = time.monotonic()
+    api.serve(DEVICECLASSES, code=403)
+    api.break_watches(DEVICECLASSES)
+    assert wait_until(lambda: refused() >= 2, timeout=5)
+    assert metric(s, "rdma_webhook_watch_objects", resource=DC) == 2
+    kept = [m for m in logs(s, "LIST failed") if m.get("resource") == DC]
+    assert kept and kept[-1]["status"] == 403 and kept[-1]["keptObjects"] == 2
+    assert not [m for m in logs(s, "RBAC forbids") if m.get("resource") == DC]
+    api.serve(DEVICECLASSES)
+    assert wait_until(lambda: metric(s, "rdma_webhook_watch_synced", resource=DC) == 1)
+    assert metric(s, "rdma_webhook_watch_objects", resource=DC) == 2
+
+    # A refusal that outlasts --watch-absent-retry is RBAC taken away: the store is emptied.
+    since = time.monotonic()
+    api.serve(DEVICECLASSES, code=403)
+    api.break_watches(DEVICECLASSES)
+    assert wait_until(lambda: metric(s, "rdma_webhook_watch_objects", resource=DC) == 0,
+                      timeout=10)
+    assert time.monotonic() - since >= 3
+    assert [m for m in logs(s, "RBAC forbids") if m.get("resource") == DC]
+
+
 def test_broken_watch_reconnects_from_the_last_resource_version(server_factory, certs, api,
                                                                 token_file):
     api.serve(DEVICECLASSES)

@@ -23,7 +23,9 @@ struct WatchOptions {
   // /readyz waits at most this long for the first LIST of every kind (--watch-ready-timeout).
   std::chrono::milliseconds ready_timeout{30000};
   // A kind the API server does not serve (404: its CRD is not installed) or that RBAC forbids
-  // (403) is asked for again after this long (--watch-absent-retry).
+  // (403) is asked for again after this long (--watch-absent-retry). A kind that was listed
+  // keeps its objects through a refusal shorter than this (a restarted API server's first
+  // moment).
   std::chrono::milliseconds absent_retry{60000};
   // Connection errors and other failures: exponential backoff from `backoff_initial` doubling
   // up to `backoff_max`, each wait drawn from [d/2, d) (client-go: 800 ms, 30 s).

@@ -12,14 +12,23 @@
 //	tokens.csv              static token file: one admin in system:masters
 //	kubeconfig              for kubectl and the tests
 //	etcd/                   etcd's data directory
+//	etcd-url                etcd's client URL (a test compacts etcd through it)
 //	ready                   created once /readyz answers ok (holds the URL)
+//
+// etcd runs in this process; kube-apiserver runs as a child (this binary
+// re-executed as `controlplane kube-apiserver ARGS`), so that it can be
+// restarted alone: SIGHUP stops it (SIGTERM, SIGKILL after 3s) and starts
+// it again on the same port, with the same certificates and etcd, then
+// writes `ready` again. The tests of the cluster watch use that to restart
+// the API server under a running webhook.
 //
 // With --controller-manager it also runs kube-controller-manager (a child
 // process: this binary re-executed as `controlplane kube-controller-manager
 // ARGS`) with the job, replicaset, deployment, namespace, service-account
 // and garbage-collector controllers, so a Job's pods are created for real.
 //
-// Logs go to stderr. SIGTERM/SIGINT stops the API server, then etcd.
+// Logs go to stderr. SIGTERM/SIGINT stops the API server, then etcd. When
+// the API server exits on its own, this process exits too.
 package main
 
 import (
@@ -40,6 +49,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"rdma-webhook/tests/e2e/internal/netutil"
 	"syscall"
@@ -53,6 +63,14 @@ import (
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "kube-controller-manager" {
 		cmd := kcm.NewControllerManagerCommand()
+		cmd.SetArgs(os.Args[2:])
+		if err := cmd.Execute(); err != nil {
+			os.Exit(1)
+		}
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "kube-apiserver" {
+		cmd := app.NewAPIServerCommand()
 		cmd.SetArgs(os.Args[2:])
 		if err := cmd.Execute(); err != nil {
 			os.Exit(1)
@@ -175,17 +193,12 @@ current-context: e2e
 		return err
 	}
 
-	// --- readiness marker ---
-	go func() {
-		waitReady(dir, server, caCert, token)
-		if withKCM {
-			startControllerManager(dir)
-		}
-	}()
+	if err := os.WriteFile(filepath.Join(dir, "etcd-url"), []byte(clientURL.String()+"\n"), 0o644); err != nil {
+		return err
+	}
 
-	// --- kube-apiserver, in process ---
-	cmd := app.NewAPIServerCommand()
-	cmd.SetArgs([]string{
+	// --- kube-apiserver, a child process ---
+	apiserverArgs := []string{
 		"--bind-address=127.0.0.1",
 		"--advertise-address=127.0.0.1",
 		fmt.Sprintf("--secure-port=%d", securePort),
@@ -207,9 +220,76 @@ current-context: e2e
 		"--profiling=false",
 		"--endpoint-reconciler-type=none",
 		"--cert-dir=" + filepath.Join(dir, "cert-dir"),
+		// ResourceClaimTemplates are not in the watch cache: their watches
+		// are served by etcd itself, so that a compacted resourceVersion
+		// gives the 410 Gone of etcd (TestClusterWatchFaults); every other
+		// resource is cached as usual.
+		"--watch-cache-sizes=resourceclaimtemplates.resource.k8s.io#0",
 		fmt.Sprintf("--v=%d", verbosity),
-	})
-	return cmd.Execute()
+	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
+	for first := true; ; first = false {
+		apiserver, exited, err := startAPIServer(apiserverArgs)
+		if err != nil {
+			return err
+		}
+		ready := make(chan struct{})
+		go func() { waitReady(dir, server, caCert, token, exited); close(ready) }()
+		if first && withKCM {
+			go func() {
+				<-ready
+				startControllerManager(dir)
+			}()
+		}
+		select {
+		case err := <-exited:
+			return fmt.Errorf("kube-apiserver exited: %v", err)
+		case <-stop:
+			stopProcess(apiserver, exited)
+			return nil
+		case <-hup:
+			t0 := time.Now()
+			_ = os.Remove(filepath.Join(dir, "ready"))
+			stopProcess(apiserver, exited)
+			fmt.Fprintf(os.Stderr, "controlplane: kube-apiserver stopped for a restart in %s; etcd keeps running\n",
+				time.Since(t0).Round(time.Millisecond))
+		}
+	}
+}
+
+// startAPIServer runs kube-apiserver as a child process that dies with this
+// one; exited receives its end.
+func startAPIServer(args []string) (*exec.Cmd, chan error, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd := exec.Command(self, append([]string{"kube-apiserver"}, args...)...)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return nil, nil, fmt.Errorf("start kube-apiserver: %w", err)
+	}
+	fmt.Fprintf(os.Stderr, "controlplane: kube-apiserver started (pid %d)\n", cmd.Process.Pid)
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	return cmd, exited, nil
+}
+
+// stopProcess ends a child: SIGTERM, SIGKILL 3s later. The API server stops
+// listening at once on SIGTERM; here it then waited up to the SIGKILL, so a
+// longer grace would only make the restart slower.
+func stopProcess(cmd *exec.Cmd, exited chan error) {
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-exited:
+	case <-time.After(3 * time.Second):
+		_ = cmd.Process.Kill()
+		<-exited
+	}
 }
 
 // startControllerManager runs kube-controller-manager as a child process
@@ -242,7 +322,9 @@ func startControllerManager(dir string) {
 	}()
 }
 
-func waitReady(dir, server string, ca *x509.Certificate, token string) {
+// waitReady writes `ready` once /readyz answers ok; it gives up when the API
+// server exits first (exited is not drained: the caller reads it).
+func waitReady(dir, server string, ca *x509.Certificate, token string, exited chan error) {
 	pool := x509.NewCertPool()
 	pool.AddCert(ca)
 	client := &http.Client{
@@ -250,6 +332,9 @@ func waitReady(dir, server string, ca *x509.Certificate, token string) {
 		Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}},
 	}
 	for {
+		if len(exited) > 0 {
+			return
+		}
 		req, _ := http.NewRequest(http.MethodGet, server+"/readyz", nil)
 		req.Header.Set("Authorization", "Bearer "+token)
 		resp, err := client.Do(req)
