@@ -136,19 +136,25 @@ Decision Decide(Endpoint endpoint, Request request, const policy::Policy& policy
   try {
     // The object is read once; every step below works on this view.
     const auto w = workload::Workload::Read(request.object, policy, ns);
-    // Finalizer, label, status and scale updates pass: their templates are what was judged.
-    if (request.operation == "UPDATE" &&
-        rules::PodTemplatesUnchanged(request.old_object, request.object, w, policy)) {
-      return d;
-    }
     // A TrainJob is judged through the pods Trainer builds from its runtime, which the cluster
     // watch holds; without the watch its runtime is not known: `unknown`, which passes
     // (docs/trainer.md).
     const bool trainjob = workload::IsTrainJob(request.object);
+    const bool update = request.operation == "UPDATE";
+    // Finalizer, label, status and scale updates pass: their templates are what was judged. A
+    // TrainJob's templates are the ones Trainer builds.
+    if (update &&
+        (trainjob ? rules::TrainJobTemplatesUnchanged(request.old_object, request.object, policy,
+                                                      ns, catalogue)
+                  : rules::PodTemplatesUnchanged(request.old_object, request.object, w, policy))) {
+      return d;
+    }
     if (endpoint == Endpoint::kMutate) {
-      mutate::Mutation m = trainjob
-                               ? mutate::MutateTrainJob(request.object, policy, ns, catalogue)
-                               : mutate::Mutate(w, std::move(request.object), policy, catalogue);
+      const auto operation =
+          update ? mutate::TrainJobOperation::kUpdate : mutate::TrainJobOperation::kCreate;
+      mutate::Mutation m =
+          trainjob ? mutate::MutateTrainJob(request.object, policy, ns, catalogue, operation)
+                   : mutate::Mutate(w, std::move(request.object), policy, catalogue);
       if (!m.patch.empty()) d.response.patch = m.patch.dump();
       for (const auto& f : m.overrides) AddWarning(d.response.warnings, f);
       d.findings = std::move(m.overrides);

@@ -91,4 +91,17 @@ void PatchBuilder::Append(const std::string& pointer, json value) {
   array->push_back(std::move(value));
 }
 
+void PatchBuilder::Remove(const std::string& pointer) {
+  const json::json_pointer p(pointer);
+  json& parent = doc_.at(p.parent_pointer());
+  if (parent.is_array())
+    parent.erase(std::stoul(p.back()));
+  else
+    parent.erase(p.back());
+  json operation(json::value_t::object);
+  operation.get_ref<json::object_t&>().emplace("op", "remove");
+  operation.get_ref<json::object_t&>().emplace("path", pointer);
+  ops_.push_back(std::move(operation));
+}
+
 }  // namespace rw::mutate

@@ -18,6 +18,8 @@ class PatchBuilder {
   // Appends to the array at `pointer` (created when missing) with an explicit index, so user
   // entries keep their order and are never rewritten.
   void Append(const std::string& pointer, nlohmann::json value);
+  // Removes the existing member or array element at `pointer` (later elements move up).
+  void Remove(const std::string& pointer);
 
   nlohmann::json& operations() { return ops_; }
   nlohmann::json TakeDocument() { return std::move(doc_); }

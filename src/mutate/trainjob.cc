@@ -4,6 +4,7 @@
 // Trainer lets anyone set them); capabilities, /dev/shm, other containers' env and the pod's
 // annotations into one runtimePatches entry of the webhook's own manager. What no Trainer
 // field can carry (hostNetwork, dnsPolicy, claims) becomes a finding naming the runtime.
+#include <algorithm>
 #include <optional>
 #include <set>
 
@@ -48,8 +49,12 @@ json NewItems(const json& before, const json& after, const char* key) {
 class Translation {
  public:
   Translation(const workload::TrainJobTemplates& t, const json& trainjob,
-              const policy::Policy& policy)
-      : t_(t), original_(trainjob), policy_(policy), patch_(trainjob) {}
+              const policy::Policy& policy, TrainJobOperation operation)
+      : t_(t),
+        original_(trainjob),
+        policy_(policy),
+        update_(operation == TrainJobOperation::kUpdate),
+        patch_(trainjob) {}
 
   void Template(const std::string& pod_pointer, const json& before, const json& after) {
     // The replicated job the template belongs to: /spec/replicatedJobs/<i>/template/spec/template.
@@ -63,6 +68,10 @@ class Translation {
         if (Member(ab, it.key().c_str()) != *it)
           pod_patch["metadata"]["annotations"][it.key()] = *it;
     const json &sb = Member(before, "spec"), &sa = Member(after, "spec");
+    // The mode puts the pod on the host network, which only the runtime can do: the interface
+    // it names for NCCL is the host's, absent from the pod's own network namespace, so writing
+    // it would break NCCL's bootstrap (and the validating webhook refuses it).
+    off_host_ = Member(sa, "hostNetwork") == true && Member(sb, "hostNetwork") != true;
     if (sa.is_object())
       for (auto it = sa.begin(); it != sa.end(); ++it) {
         const json& was = Member(sb, it.key().c_str());
@@ -82,20 +91,36 @@ class Translation {
     jobs_.push_back(std::move(entry));
   }
 
-  // The webhook's one runtimePatches entry: replaced in place when it exists, else appended;
-  // other managers' entries are never touched. An entry that would hold nothing new is left as
-  // it is: what it holds is why the templates needed no edit.
+  // The webhook's one runtimePatches entry, last in the list: its edits were planned on the
+  // templates every other entry made, and Trainer applies the entries in list order, so an
+  // entry after it could undo them (a later capabilities.add replaces the list). Replaced in
+  // place when it is already last, else moved there; other managers' entries are never
+  // touched. The `time` Trainer's own webhook stamps (v2.3) stays while the entry is the same.
+  // An entry that would hold nothing new is left as it is: what it holds is why the templates
+  // needed no edit. On UPDATE an existing entry is left as it is (its containers and volumes
+  // are immutable).
   void Finish() {
     if (jobs_.empty()) return;
     json entry = {{"manager", kRuntimePatchManager}};
     entry["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"] = jobs_;
     const json& list = Member(Member(original_, "spec"), "runtimePatches");
     if (list.is_array())
-      for (std::size_t i = 0; i < list.size(); ++i)
-        if (Member(list[i], "manager") == kRuntimePatchManager) {
-          patch_.Set("/spec/runtimePatches/" + std::to_string(i), std::move(entry));
+      for (std::size_t i = 0; i < list.size(); ++i) {
+        if (Member(list[i], "manager") != kRuntimePatchManager) continue;
+        if (update_) return;
+        if (const json& time = Member(list[i], "time"); !time.is_null()) {
+          json was = list[i];
+          was.erase("time");
+          if (was == entry) entry["time"] = time;
+        }
+        const std::string at = "/spec/runtimePatches/" + std::to_string(i);
+        if (i + 1 == list.size()) {
+          patch_.Set(at, std::move(entry));
           return;
         }
+        patch_.Remove(at);
+        break;
+      }
     patch_.Append("/spec/runtimePatches", std::move(entry));
   }
 
@@ -111,14 +136,21 @@ class Translation {
       const json* cb = ByKey(before, "name", Member(ca, "name"));
       if (cb == nullptr || *cb == ca) continue;
       const std::string cp = pod_pointer + "/spec/containers/" + std::to_string(k);
-      const bool node = cp == t_.facts.node_container;
+      const auto& fed = t_.facts.trainer_containers;
+      const bool node = std::find(fed.begin(), fed.end(), cp) != fed.end();
       json c = {{"name", ca["name"]}};
       for (auto it = ca.begin(); it != ca.end(); ++it) {
         const json& was = Member(*cb, it.key().c_str());
         if (was == *it) continue;
         const std::string& key = it.key();
         if (key == "env") {
-          const json items = NewItems(was, *it, "name");
+          json items = NewItems(was, *it, "name");
+          if (off_host_)
+            items.erase(std::remove_if(items.begin(), items.end(),
+                                       [](const json& e) {
+                                         return Member(e, "name") == "NCCL_SOCKET_IFNAME";
+                                       }),
+                        items.end());
           if (node)
             TrainerEnv(items);
           else if (!items.empty())
@@ -141,6 +173,7 @@ class Translation {
 
   // spec.trainer.env is a map keyed by name: a name already there is replaced in place.
   void TrainerEnv(const json& items) {
+    if (update_) return;
     const json& env = Member(Member(Member(original_, "spec"), "trainer"), "env");
     for (const auto& e : items) {
       std::optional<std::size_t> at;
@@ -158,6 +191,7 @@ class Translation {
   // replace the container's resources with it, so a new resourcesPerNode starts as a copy of
   // the runtime's.
   void ResourcesPerNode(const json& before, const json& after) {
+    if (update_) return;
     const std::string at = "/spec/trainer/resourcesPerNode";
     if (!t_.facts.resources_per_node) {
       json start = json::object();
@@ -180,7 +214,7 @@ class Translation {
   // The runtime's RDMA resources that the user's resourcesPerNode would erase on v2.0 to v2.2,
   // written into it: the pods keep their device on every release.
   void CarryErasedRdmaResources() {
-    if (!t_.facts.resources_per_node) return;
+    if (!t_.facts.resources_per_node || update_) return;
     for (const auto& r : t_.facts.replaced)
       if (policy_.IsRdmaDeviceResource(r.resource) && r.count > 0)
         patch_.Set("/spec/trainer/resourcesPerNode/limits/" + EscapePointerToken(r.resource),
@@ -204,6 +238,8 @@ class Translation {
   const workload::TrainJobTemplates& t_;
   const json& original_;
   const policy::Policy& policy_;
+  bool update_;            // spec.trainer and an existing entry's containers are immutable
+  bool off_host_ = false;  // the template being translated needs hostNetwork it cannot get
   PatchBuilder patch_;
   json jobs_ = json::array();
   std::set<std::string> runtime_only_;
@@ -214,7 +250,7 @@ class Translation {
 
 Mutation MutateTrainJob(const json& trainjob, const json& runtime, const workload::RuntimeRef& ref,
                         const policy::Policy& policy, std::string_view default_ns,
-                        const catalogue::Catalogue& catalogue) {
+                        const catalogue::Catalogue& catalogue, TrainJobOperation operation) {
   // The effective templates without the webhook's own entry: the edits planned on them are all
   // the entry must hold, so a reinvocation writes the same entry again (no operation).
   const auto t = workload::EffectiveTemplates(
@@ -227,7 +263,7 @@ Mutation MutateTrainJob(const json& trainjob, const json& runtime, const workloa
   Mutation effective = Mutate(std::move(a), *t.jobset);
   Mutation m;
   m.skipped = effective.skipped;
-  Translation tr(t, trainjob, policy);
+  Translation tr(t, trainjob, policy, operation);
   if (mutates) tr.CarryErasedRdmaResources();
   if (!effective.patch.empty()) {
     for (const auto& tp : w.templates) {
@@ -253,7 +289,8 @@ Mutation MutateTrainJob(const json& trainjob, const json& runtime, const workloa
 }
 
 Mutation MutateTrainJob(const json& trainjob, const policy::Policy& policy,
-                        std::string_view default_ns, const catalogue::Catalogue& catalogue) {
+                        std::string_view default_ns, const catalogue::Catalogue& catalogue,
+                        TrainJobOperation operation) {
   const auto ref = workload::ReadRuntimeRef(trainjob, default_ns);
   const auto runtime = rules::FindRuntime(ref, catalogue);
   if (runtime.object == nullptr) {
@@ -262,7 +299,7 @@ Mutation MutateTrainJob(const json& trainjob, const policy::Policy& policy,
     m.path = policy::Path::kUnknown;
     return m;
   }
-  return MutateTrainJob(trainjob, *runtime.object, ref, policy, default_ns, catalogue);
+  return MutateTrainJob(trainjob, *runtime.object, ref, policy, default_ns, catalogue, operation);
 }
 
 }  // namespace rw::mutate

@@ -1,6 +1,7 @@
 #include "rdma_webhook/rules/trainjob.h"
 
 #include "rdma_webhook/rules/assessment.h"
+#include "rdma_webhook/rules/verdict.h"
 
 namespace rw::rules {
 namespace {
@@ -68,6 +69,30 @@ Diagnosis DiagnoseTrainJob(const nlohmann::json& trainjob, const policy::Policy&
   Diagnosis d = Diagnose(Assess(w, policy, catalogue));
   PointIntoTrainJob(d, t, runtime.source);
   return d;
+}
+
+bool TrainJobTemplatesUnchanged(const nlohmann::json& old_trainjob,
+                                const nlohmann::json& new_trainjob, const policy::Policy& policy,
+                                std::string_view default_ns,
+                                const catalogue::Catalogue& catalogue) {
+  const auto ref = workload::ReadRuntimeRef(new_trainjob, default_ns);
+  const auto runtime = FindRuntime(ref, catalogue);
+  if (runtime.object == nullptr) return false;
+  const nlohmann::json::json_pointer trainer("/spec/trainer");
+  if (old_trainjob.contains(trainer) != new_trainjob.contains(trainer) ||
+      (new_trainjob.contains(trainer) && old_trainjob.at(trainer) != new_trainjob.at(trainer)))
+    return false;
+  const auto now = workload::EffectiveTemplates(new_trainjob, *runtime.object, ref,
+                                                workload::ResourcesPerNode::kMerge);
+  workload::TrainJobTemplates before;
+  try {
+    before = workload::EffectiveTemplates(old_trainjob, *runtime.object, ref,
+                                          workload::ResourcesPerNode::kMerge);
+  } catch (const workload::ManifestError&) {
+    return false;
+  }
+  return PodTemplatesUnchanged(*before.jobset, *now.jobset,
+                               workload::ReadTrainJob(now, policy, default_ns), policy);
 }
 
 }  // namespace rw::rules

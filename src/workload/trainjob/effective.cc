@@ -6,7 +6,8 @@
 // - pkg/runtime/framework/plugins/jobset/builder.go: image, command and args replace the
 //   `node` container's, env is upserted by name;
 // - the ML policy plugins (torch, mpi, plainml, ...): numNodes becomes the trainer job's
-//   parallelism and completions.
+//   parallelism and completions; MPI gives it to the job named `node` instead, one less when
+//   mlPolicy.mpi.runLauncherAsNode makes the launcher a node (plugins/mpi/mpi.go).
 #include <algorithm>
 #include <set>
 
@@ -186,6 +187,15 @@ class Builder {
       for (const char* framework : {"torch", "mpi"})
         if (const json* f = rt_.Object(*ml, framework, "/spec/mlPolicy"))
           if (const json* n = rt_.Get(*f, "numProcPerNode")) runtime_nproc_ = ProcCount(*n);
+      if (const json* mpi = rt_.Object(*ml, "mpi", "/spec/mlPolicy")) {
+        mpi_ = true;
+        if (const json* v = rt_.Get(*mpi, "runLauncherAsNode")) {
+          if (!v->is_boolean())
+            rt_.Fail("/spec/mlPolicy/mpi/runLauncherAsNode",
+                     "must be a boolean, got " + codec::TypeName(*v));
+          launcher_as_node_ = v->get<bool>();
+        }
+      }
     }
     return *js;
   }
@@ -352,7 +362,8 @@ class Builder {
     return false;
   }
 
-  // spec.trainer onto the `node` container of every job labelled for the trainer.
+  // spec.trainer onto the `node` container of every job labelled for the trainer (and of an
+  // MPI runtime's `node` job when its launcher runs as a node), numNodes onto the job counts.
   void Trainer(const json* jspec) {
     const json* trainer = jspec ? tj_.Object(*jspec, "trainer", "/spec") : nullptr;
     const std::string tr = "/spec/trainer";
@@ -378,17 +389,32 @@ class Builder {
           tj_.Fail(Ptr(tr + "/env", j), "must be an object with a string name");
 
     json& jobs = Jobs();
+    long long nodes = 0;
+    bool counted = false;
     for (std::size_t i = 0; i < jobs.size(); ++i) {
-      if (!IsTrainerJob(jobs[i])) continue;
-      const std::string pt = PodTemplatePointer(i);
+      const bool trainer_job = IsTrainerJob(jobs[i]);
+      const std::string name = jobs[i].value("name", "");
+      // spec.trainer feeds the trainer job; from v2.1 also the `node` job of an MPI runtime
+      // that runs its launcher as a node (env and resourcesPerNode, not image or command).
+      const bool fed = trainer_job || (launcher_as_node_ && name == kNodeJob);
+      const auto count = PodCount(trainer_job, name, num_nodes);
+      const bool node = IsNode(trainer_job, name);
+      if (!fed && !count && !node) continue;
       json& job_spec = jobs[i]["template"]["spec"];
-      jobs[i]["replicas"] = 1;
-      job_spec["parallelism"] = out_.facts.num_nodes;
-      job_spec["completions"] = out_.facts.num_nodes;
-      if (num_nodes) {
-        Record(JobPointer(i) + "/template/spec/parallelism", {Origin::kTrainJob, tr + "/numNodes"});
-        Record(JobPointer(i) + "/template/spec/completions", {Origin::kTrainJob, tr + "/numNodes"});
+      if (trainer_job) jobs[i]["replicas"] = 1;
+      if (count) {
+        job_spec["parallelism"] = *count;
+        job_spec["completions"] = *count;
+        if (num_nodes && (!mpi_ || name == kNodeJob))
+          for (const char* f : {"parallelism", "completions"})
+            Record(JobPointer(i) + "/template/spec/" + f, {Origin::kTrainJob, tr + "/numNodes"});
       }
+      if (node) {
+        nodes += count.value_or(ParallelismOf(job_spec));
+        counted = true;
+      }
+      if (!fed) continue;
+      const std::string pt = PodTemplatePointer(i);
       json& pod_spec = job_spec["template"]["spec"];
       if (out_.facts.node_template.empty()) out_.facts.node_template = pt;
       if (!pod_spec.is_object()) continue;
@@ -397,9 +423,10 @@ class Builder {
       const std::size_t k = found.value();
       const std::string cp = Ptr(pt + "/spec/containers", k);
       if (out_.facts.node_container.empty()) out_.facts.node_container = cp;
+      out_.facts.trainer_containers.push_back(cp);
       json& c = pod_spec["containers"][k];
       if (rpn && HasAny(*rpn)) Resources(c, *rpn, cp);
-      if (trainer) {
+      if (trainer && trainer_job) {
         for (const char* f : {"image", "command", "args"})
           if (const json* v = tj_.Get(*trainer, f)) {
             c[f] = *v;
@@ -417,6 +444,38 @@ class Builder {
       Record(cp + "/env", {Origin::kTrainJob, tr + "/env"}, false);
       if (env) UpsertEnv(c, *env, cp, tr + "/env");
     }
+    if (counted) out_.facts.num_nodes = nodes;
+  }
+
+  // The pods Trainer gives replicated job `name` (its parallelism and completions), when it
+  // sets them. Every ML policy but MPI gives the trainer job numNodes (the TrainJob's, else
+  // the runtime's mlPolicy.numNodes, else 1). MPI (plugins/mpi EnforceMLPolicy) gives the job
+  // named `node` the TrainJob's numNodes, one less when the launcher runs as a node (at least
+  // 1), and leaves the trainer job (the launcher in Trainer's MPI runtimes) at the runtime's
+  // numNodes.
+  std::optional<long long> PodCount(bool trainer_job, const std::string& name,
+                                    std::optional<long long> num_nodes) const {
+    if (!mpi_) {
+      if (!trainer_job) return std::nullopt;
+      return num_nodes.value_or(runtime_num_nodes_.value_or(1));
+    }
+    if (name == kNodeJob && num_nodes)
+      return launcher_as_node_ ? std::max(*num_nodes - 1, 1LL) : *num_nodes;
+    if (trainer_job) return runtime_num_nodes_.value_or(1);
+    return std::nullopt;
+  }
+
+  // Whether the job's pods are training nodes: the trainer job's, or for MPI the `node` job's
+  // and, when the launcher runs as a node, the launcher's (the hostfile Trainer writes lists
+  // exactly these).
+  bool IsNode(bool trainer_job, const std::string& name) const {
+    if (!mpi_) return trainer_job;
+    return name == kNodeJob || (launcher_as_node_ && name == kLauncherJob);
+  }
+
+  static long long ParallelismOf(const json& job_spec) {
+    auto it = job_spec.find("parallelism");
+    return it != job_spec.end() && it->is_number_integer() ? it->get<long long>() : 1;
   }
 
   // The replicated job Trainer feeds spec.trainer into: labelled trainjob-ancestor-step=trainer.
@@ -455,9 +514,12 @@ class Builder {
       return it != rpn.end() && it->is_object() && it->contains(r);
     };
     std::set<std::string> seen;
+    // The facts describe the first container fed (an MPI `node` job's resources come from the
+    // same resourcesPerNode).
+    const bool first = cp == out_.facts.node_container;
     for (const char* part : {"limits", "requests"}) {
       auto it = base.find(part);
-      if (it == base.end() || !it->is_object()) continue;
+      if (!first || it == base.end() || !it->is_object()) continue;
       for (auto r = it->begin(); r != it->end(); ++r) {
         if (named("limits", r.key()) || named("requests", r.key()) || !seen.insert(r.key()).second)
           continue;
@@ -468,7 +530,7 @@ class Builder {
         out_.facts.replaced.push_back({r.key(), count, o.pointer});
       }
     }
-    if (auto cl = base.find("claims"); cl != base.end() && cl->is_array())
+    if (auto cl = base.find("claims"); first && cl != base.end() && cl->is_array())
       for (const auto& claim : *cl)
         if (claim.is_object() && claim.contains("name") && claim["name"].is_string())
           out_.facts.dropped_claims.push_back(claim["name"].get<std::string>());
@@ -508,6 +570,8 @@ class Builder {
   Fields rt_{in_runtime_};
   std::optional<long long> runtime_num_nodes_;
   std::optional<long long> runtime_nproc_;
+  bool mpi_ = false;               // the runtime's ML policy is MPI
+  bool launcher_as_node_ = false;  // mlPolicy.mpi.runLauncherAsNode
   TrainJobTemplates out_;
 };
 

@@ -509,5 +509,80 @@ TEST(UnknownKind, MutateNeverEditsATemplateFoundByShape) {
   EXPECT_FALSE(r.contains("patch")) << r.dump();
 }
 
+// TrainJob UPDATEs (docs/trainer.md#updates): judged when the pods Trainer builds change (its
+// runtimePatches, which Trainer lets change while the TrainJob is suspended), passed otherwise,
+// and mutated in the webhook's runtimePatches entry only (spec.trainer is immutable).
+json TrainJobRuntime() {
+  return json::parse(R"({"apiVersion": "trainer.kubeflow.org/v1alpha1",
+    "kind": "ClusterTrainingRuntime", "metadata": {"name": "torch"},
+    "spec": {"mlPolicy": {"numNodes": 1, "torch": {}}, "template": {"spec": {"replicatedJobs": [
+      {"name": "node", "template": {
+        "metadata": {"labels": {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}},
+        "spec": {"template": {"spec": {"containers": [{"name": "node", "image": "t:1"}]}}}}}]}}}})");
+}
+
+json QueuedTrainJob() {
+  return json::parse(R"({"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+    "metadata": {"name": "llama", "namespace": "hn-deny"},
+    "spec": {"suspend": true, "runtimeRef": {"name": "torch"},
+      "trainer": {"numNodes": 2, "resourcesPerNode": {"limits": {"nvidia.com/gpu": 8}}}}})");
+}
+
+json AdmittedByKueue(json job) {
+  job["spec"]["suspend"] = false;
+  job["spec"]["runtimePatches"] = json::parse(R"([{"manager": "kueue.x-k8s.io/manager",
+    "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [{"name": "node",
+      "template": {"spec": {"template": {"spec": {"nodeSelector": {"pool": "h100"}}}}}}]}}}}])");
+  return job;
+}
+
+std::string Unbase64(const std::string& text) {
+  const std::string alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  unsigned bits = 0, n = 0;
+  for (char ch : text) {
+    const auto at = alphabet.find(ch);
+    if (at == std::string::npos) continue;  // '=' padding
+    bits = (bits << 6) | static_cast<unsigned>(at);
+    if ((n += 6) >= 8) out.push_back(static_cast<char>((bits >> (n -= 8)) & 0xFF));
+  }
+  return out;
+}
+
+json AnswerWithRuntime(Endpoint e, const ReviewArgs& a) {
+  const auto catalogue =
+      catalogue::Catalogue::From({TrainJobRuntime()}, catalogue::Source::kCluster);
+  const Outcome o = Webhook().Handle(e, MakeReview(a), TestPolicy(), catalogue);
+  EXPECT_EQ(o.http_status, 200) << o.body;
+  return json::parse(o.body)["response"];
+}
+
+TEST(TrainJobUpdate, UnchangedTemplatesPass) {
+  json labelled = QueuedTrainJob();
+  labelled["metadata"]["labels"]["team"] = "a";
+  labelled["spec"]["suspend"] = false;  // resuming alone changes no pod
+  const ReviewArgs a = Update(QueuedTrainJob(), labelled, "hn-deny");
+  EXPECT_FALSE(AnswerWithRuntime(Endpoint::kMutate, a).contains("patch"));
+  EXPECT_EQ(WarningsStartingWith(AnswerWithRuntime(Endpoint::kValidate, a),
+                                 "trainer-runtime-no-rdma-path"),
+            0u);
+}
+
+TEST(TrainJobUpdate, ChangedRuntimePatchesAreJudgedAndMutatedInTheOwnEntryOnly) {
+  const ReviewArgs a = Update(QueuedTrainJob(), AdmittedByKueue(QueuedTrainJob()), "hn-deny");
+  const json v = AnswerWithRuntime(Endpoint::kValidate, a);
+  EXPECT_EQ(WarningsStartingWith(v, "trainer-runtime-no-rdma-path"), 1u) << v.dump();
+  const json m = AnswerWithRuntime(Endpoint::kMutate, a);
+  ASSERT_TRUE(m.contains("patch")) << m.dump();
+  const json ops = json::parse(Unbase64(m["patch"].get<std::string>()));
+  ASSERT_FALSE(ops.empty());
+  for (const auto& op : ops)
+    EXPECT_EQ(op["path"].get<std::string>().rfind("/spec/runtimePatches/1", 0), 0u) << op.dump();
+  // The same review as a CREATE also writes spec.trainer (NCCL env for the host network).
+  const json c =
+      AnswerWithRuntime(Endpoint::kMutate, Create(AdmittedByKueue(QueuedTrainJob()), "hn-deny"));
+  EXPECT_NE(Unbase64(c["patch"].get<std::string>()).find("/spec/trainer/env"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace rw::admission

@@ -27,6 +27,7 @@ namespaces:
     shared: {resource: rdma/hca_shared_devices_a, count: 1}
   - names: [host]
     mode: hostNetwork
+    hostNetwork: {socketIfname: bond0}
 )";
 
 const policy::Policy& TestPolicy() {
@@ -150,6 +151,68 @@ TEST(MutateTrainJob, OwnEntryIsReplacedNotDuplicated) {
                           .contains("volumes"));
 }
 
+// An entry another manager put after the webhook's would win over it (Trainer applies them in
+// order, and a later capabilities.add replaces the list): the webhook's entry moves last and
+// carries every capability, so the rendered pod keeps IPC_LOCK and the other's SYS_NICE.
+TEST(MutateTrainJob, OwnEntryMovesLastAndKeepsTrainersTime) {
+  const json runtime = Yaml(Runtime());
+  json first = MutateJob(Yaml(Job("sriov")), runtime).result;
+  first["spec"]["runtimePatches"][0]["time"] = "2026-01-01T00:00:00Z";  // Trainer v2.3 stamps it
+  EXPECT_EQ(MutateJob(first, runtime).patch, json::array()) << "same entry: time kept, no op";
+  first["spec"]["runtimePatches"].push_back(Yaml(R"(
+manager: example.com/profiler
+trainingRuntimeSpec:
+  template:
+    spec:
+      replicatedJobs:
+        - name: node
+          template:
+            spec:
+              template:
+                spec:
+                  containers:
+                    - name: node
+                      securityContext: {capabilities: {add: [SYS_NICE]}}
+)"));
+  const Mutation m = MutateJob(first, runtime);
+  const json& list = m.result["spec"]["runtimePatches"];
+  ASSERT_EQ(list.size(), 2u);
+  EXPECT_EQ(list[0]["manager"], "example.com/profiler");
+  EXPECT_EQ(list[1]["manager"], kRuntimePatchManager);
+  EXPECT_FALSE(list[1].contains("time")) << "a changed entry is Trainer's to stamp again";
+  EXPECT_EQ(m.patch[0], Yaml("{op: remove, path: /spec/runtimePatches/0}")) << m.patch.dump();
+  const json pod = Rendered(m.result, runtime, workload::ResourcesPerNode::kMerge);
+  EXPECT_EQ(pod["spec"]["containers"][0]["securityContext"]["capabilities"]["add"],
+            Yaml("[SYS_NICE, IPC_LOCK]"));
+  EXPECT_EQ(MutateJob(m.result, runtime).patch, json::array());
+}
+
+// On UPDATE spec.trainer and an existing entry's containers and volumes are immutable
+// (Trainer's CRD rejects the whole update otherwise): the webhook adds its entry when there is
+// none, and leaves an existing one as it is.
+Mutation MutateUpdate(const json& job, const json& runtime) {
+  return MutateTrainJob(job, runtime, workload::ReadRuntimeRef(job, "default"), TestPolicy(),
+                        "default", catalogue::Catalogue::Empty(), TrainJobOperation::kUpdate);
+}
+
+TEST(MutateTrainJob, UpdateAddsTheOwnEntryAndNothingElse) {
+  const json runtime = Yaml(Runtime());
+  const json job = Yaml(Job("sriov"));
+  const Mutation m = MutateUpdate(job, runtime);
+  ASSERT_FALSE(m.patch.empty());
+  for (const auto& op : m.patch)
+    EXPECT_EQ(op["path"].get<std::string>().rfind("/spec/runtimePatches", 0), 0u) << op.dump();
+  EXPECT_EQ(m.result["spec"]["trainer"], job["spec"]["trainer"]);
+  EXPECT_EQ(m.result["spec"]["runtimePatches"][0]["manager"], kRuntimePatchManager);
+  // an entry already there is left as it is, even one an older webhook wrote differently
+  json stale = MutateJob(job, runtime).result;
+  stale["spec"]["runtimePatches"][0]["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"][0]
+       ["template"]["spec"]["template"]["spec"]
+           .erase("volumes");
+  EXPECT_EQ(MutateUpdate(stale, runtime).patch, json::array());
+  EXPECT_FALSE(MutateJob(stale, runtime).patch.empty()) << "a CREATE rewrites it";
+}
+
 TEST(MutateTrainJob, SharedCarriesTheRuntimesRdmaResourceIntoResourcesPerNode) {
   const json runtime = Yaml(Runtime(R"(                      resources:
                         limits: {rdma/hca_shared_devices_a: 1, cpu: "8"}
@@ -175,6 +238,10 @@ TEST(MutateTrainJob, WhatOnlyTheRuntimeCanCarryIsAFindingNamingIt) {
                       f.pointer == "/spec/runtimeRef");
   EXPECT_TRUE(named);
   EXPECT_EQ(m.path, policy::Path::kNone);
+  // the host's interface is not written for pods that stay on the pod network: NCCL would
+  // find no such interface and the validating webhook would refuse the TrainJob
+  EXPECT_EQ(m.result.dump().find("NCCL_SOCKET_IFNAME"), std::string::npos) << m.result.dump();
+  EXPECT_NE(m.result.dump().find("IPC_LOCK"), std::string::npos);
 }
 
 TEST(MutateTrainJob, OffNamespaceIsLeftAlone) {

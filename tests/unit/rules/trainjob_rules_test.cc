@@ -131,6 +131,44 @@ TEST(TrainerRules, MultiNodeInAHostNetworkNamespaceNeedsTheRuntime) {
       nullptr);
 }
 
+// The node count follows MPI's runLauncherAsNode: with it, numNodes 1 still runs a launcher and
+// a worker that talk to each other; without it, one worker trains alone.
+TEST(TrainerRules, MpiLauncherAsNodeCountsTheLauncherAsANode) {
+  auto runtime = [](const char* launcher_as_node) {
+    return std::string(R"(
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: torch}
+spec:
+  mlPolicy: {numNodes: 1, mpi: {runLauncherAsNode: )") +
+           launcher_as_node + R"(}}
+  template:
+    spec:
+      replicatedJobs:
+        - name: node
+          template:
+            spec:
+              template:
+                spec:
+                  containers: [{name: node, image: ds:1}]
+        - name: launcher
+          template:
+            metadata:
+              labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}
+            spec:
+              template:
+                spec:
+                  containers: [{name: node, image: ds:1}]
+)";
+  };
+  const std::string job =
+      Job("host", "{numNodes: 1, resourcesPerNode: {limits: {nvidia.com/gpu: 8}}}");
+  const Finding* f = Find(Judge(job, runtime("true")), "trainer-runtime-no-rdma-path");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->message.find("the 2 nodes of this job"), std::string::npos) << f->message;
+  EXPECT_EQ(Find(Judge(job, runtime("false")), "trainer-runtime-no-rdma-path"), nullptr);
+}
+
 TEST(TrainerRules, RuntimeValuesPointAtRuntimeRefAndNameTheRuntimeField) {
   // the runtime's node container lacks IPC_LOCK: only the runtime (or a runtimePatches entry)
   // can add it

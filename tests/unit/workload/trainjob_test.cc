@@ -285,6 +285,113 @@ TEST(TrainJobTemplates, ReadAsAWorkloadNamedByTheTrainJob) {
   EXPECT_EQ(w.trainjob, &t.facts);
 }
 
+// An MPI runtime shaped as Trainer's deepspeed-distributed (manifests/base/runtimes, v2.3.0):
+// `node` workers running sshd, then the `launcher` labelled for the trainer, both with a
+// container named `node`; `launcher_as_node` is the runLauncherAsNode value.
+std::string MpiRuntime(const std::string& launcher_as_node) {
+  return R"(
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: deepspeed}
+spec:
+  mlPolicy:
+    numNodes: 1
+    mpi: {numProcPerNode: 1, mpiImplementation: OpenMPI, runLauncherAsNode: )" +
+         launcher_as_node + R"(}
+  template:
+    spec:
+      replicatedJobs:
+        - name: node
+          template:
+            spec:
+              template:
+                spec:
+                  containers:
+                    - {name: node, image: ds:1, command: [/usr/sbin/sshd]}
+        - name: launcher
+          template:
+            metadata:
+              labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}
+            spec:
+              template:
+                spec:
+                  containers:
+                    - {name: node, image: ds:1}
+)";
+}
+
+constexpr const char* kMpiJob = R"(
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: ds, namespace: team-a}
+spec:
+  runtimeRef: {name: deepspeed}
+  trainer:
+    image: mine:2
+    command: [mpirun, train.py]
+    numNodes: 4
+    env: [{name: NCCL_DEBUG, value: INFO}]
+    resourcesPerNode:
+      limits: {nvidia.com/gpu: 8}
+)";
+
+const char* kWorkers = "/spec/replicatedJobs/0/template/spec";
+const char* kLauncher = "/spec/replicatedJobs/1/template/spec";
+
+// runLauncherAsNode: the launcher is one of the numNodes nodes (Trainer's MPI plugin gives the
+// `node` job numNodes - 1), and the workers get spec.trainer's env and GPUs but keep their own
+// image and command (sshd).
+TEST(TrainJobTemplates, MpiLauncherAsNodeIsOneOfTheNodes) {
+  const auto t = Build(kMpiJob, MpiRuntime("true"), ResourcesPerNode::kMerge);
+  EXPECT_EQ(At(t, std::string(kWorkers) + "/parallelism"), 3);
+  EXPECT_EQ(At(t, std::string(kWorkers) + "/completions"), 3);
+  EXPECT_EQ(At(t, std::string(kLauncher) + "/parallelism"), 1);
+  EXPECT_EQ(t.facts.num_nodes, 4);
+  const json& worker = At(t, std::string(kWorkers) + "/template/spec/containers/0");
+  EXPECT_EQ(worker["resources"]["limits"]["nvidia.com/gpu"], 8);
+  EXPECT_EQ(worker["env"], Yaml("[{name: NCCL_DEBUG, value: INFO}]"));
+  EXPECT_EQ(worker["image"], "ds:1");
+  EXPECT_EQ(worker["command"], Yaml("[/usr/sbin/sshd]"));
+  const json& launcher = At(t, std::string(kLauncher) + "/template/spec/containers/0");
+  EXPECT_EQ(launcher["image"], "mine:2");
+  EXPECT_EQ(launcher["resources"]["limits"]["nvidia.com/gpu"], 8);
+  EXPECT_EQ(t.facts.trainer_containers.size(), 2u);
+  EXPECT_EQ(t.facts.node_template, std::string(kWorkers) + "/template");
+  EXPECT_EQ(t.OriginOf(std::string(kWorkers) + "/parallelism").pointer, "/spec/trainer/numNodes");
+  // one node: the launcher alone would be too few, Trainer keeps one worker
+  const auto one = Build(
+      std::string(kMpiJob).replace(std::string(kMpiJob).find("numNodes: 4"), 11, "numNodes: 1"),
+      MpiRuntime("true"));
+  EXPECT_EQ(At(one, std::string(kWorkers) + "/parallelism"), 1);
+  EXPECT_EQ(one.facts.num_nodes, 2);
+}
+
+// Without it the `node` job is all numNodes workers, and only the launcher (the trainer job)
+// takes spec.trainer: the workers keep the runtime's resources (Trainer's own TODO).
+TEST(TrainJobTemplates, MpiWithoutLauncherAsNodeGivesTheWorkersNumNodes) {
+  const auto t = Build(kMpiJob, MpiRuntime("false"), ResourcesPerNode::kMerge);
+  EXPECT_EQ(At(t, std::string(kWorkers) + "/parallelism"), 4);
+  EXPECT_EQ(At(t, std::string(kLauncher) + "/parallelism"), 1);
+  EXPECT_EQ(t.facts.num_nodes, 4);
+  const json& worker = At(t, std::string(kWorkers) + "/template/spec/containers/0");
+  EXPECT_FALSE(worker.contains("resources"));
+  EXPECT_FALSE(worker.contains("env"));
+  EXPECT_EQ(t.facts.trainer_containers,
+            std::vector<std::string>{std::string(kLauncher) + "/template/spec/containers/0"});
+}
+
+TEST(TrainJobTemplates, MpiLauncherAsNodeMustBeABoolean) {
+  try {
+    Build(kMpiJob, MpiRuntime("\"yes\""));
+    FAIL() << "no error";
+  } catch (const ManifestError& e) {
+    EXPECT_EQ(e.pointer(), "/spec/runtimeRef");
+    EXPECT_NE(std::string(e.what()).find("/spec/mlPolicy/mpi/runLauncherAsNode: must be a boolean"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(RuntimeRef, DefaultsAsTrainersCrdDoes) {
   const auto a = ReadRuntimeRef(Yaml("{spec: {runtimeRef: {name: x}}}"), "ns");
   EXPECT_EQ(a.kind, "ClusterTrainingRuntime");

@@ -42,6 +42,14 @@ Mutation Mutate(rules::Assessment&& a, nlohmann::json object);
 // The manager of the webhook's own spec.runtimePatches entry in a TrainJob.
 inline constexpr std::string_view kRuntimePatchManager = "rdma-webhook.io/mutator";
 
+// What Trainer lets a webhook write into a TrainJob depends on the operation. A CREATE takes
+// every edit. On an UPDATE spec.trainer is immutable, and so are the containers, volumes and
+// securityContext of an existing runtimePatches entry (Trainer v2.3's CRD: `self == oldSelf`;
+// the API server would reject the whole update): the webhook adds its entry when the TrainJob
+// has none and otherwise writes nothing; what the pods then lack is the validating webhook's to
+// report (docs/trainer.md#updates).
+enum class TrainJobOperation { kCreate, kUpdate };
+
 // A TrainJob on `runtime` (what its runtimeRef `ref` names): the edits the policy makes to the
 // pods Trainer builds, written in Trainer's terms (docs/trainer.md#what-the-webhook-writes). What
 // no TrainJob field can carry is in `overrides` as a trainer-runtime-no-rdma-path warning that
@@ -50,10 +58,12 @@ inline constexpr std::string_view kRuntimePatchManager = "rdma-webhook.io/mutato
 Mutation MutateTrainJob(const nlohmann::json& trainjob, const nlohmann::json& runtime,
                         const workload::RuntimeRef& ref, const policy::Policy& policy,
                         std::string_view default_ns,
-                        const catalogue::Catalogue& catalogue = catalogue::Catalogue::Empty());
+                        const catalogue::Catalogue& catalogue = catalogue::Catalogue::Empty(),
+                        TrainJobOperation operation = TrainJobOperation::kCreate);
 // The same with the runtime from the catalogue; a TrainJob whose runtime it does not hold is
 // left as it is (path `unknown`).
 Mutation MutateTrainJob(const nlohmann::json& trainjob, const policy::Policy& policy,
-                        std::string_view default_ns, const catalogue::Catalogue& catalogue);
+                        std::string_view default_ns, const catalogue::Catalogue& catalogue,
+                        TrainJobOperation operation = TrainJobOperation::kCreate);
 
 }  // namespace rw::mutate

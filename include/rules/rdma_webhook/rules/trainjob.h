@@ -38,4 +38,14 @@ TrainJobRuntime FindRuntime(const workload::RuntimeRef& ref, const catalogue::Ca
 Diagnosis DiagnoseTrainJob(const nlohmann::json& trainjob, const policy::Policy& policy,
                            std::string_view default_ns, const catalogue::Catalogue& catalogue);
 
+// True when an UPDATE leaves the pods Trainer builds as they were: the effective templates of
+// `old_trainjob` and `new_trainjob` on the runtime the catalogue holds are the same
+// (PodTemplatesUnchanged) and so is spec.trainer. What Trainer lets change (runtimePatches,
+// while the TrainJob is suspended: plugins/jobset checkRuntimePatchesImmutability) changes the
+// templates; suspend, labels, annotations and status do not. False when the runtime is not
+// known or the old TrainJob cannot be read: the new one is judged on its own.
+bool TrainJobTemplatesUnchanged(const nlohmann::json& old_trainjob,
+                                const nlohmann::json& new_trainjob, const policy::Policy& policy,
+                                std::string_view default_ns, const catalogue::Catalogue& catalogue);
+
 }  // namespace rw::rules

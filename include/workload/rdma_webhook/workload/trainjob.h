@@ -24,6 +24,10 @@ inline constexpr std::string_view kTrainerGroup = "trainer.kubeflow.org";
 inline constexpr std::string_view kAncestorLabel = "trainer.kubeflow.org/trainjob-ancestor-step";
 inline constexpr std::string_view kAncestorTrainer = "trainer";
 inline constexpr std::string_view kNodeContainer = "node";
+// The replicated jobs Trainer's MPI plugin knows by name (pkg/constants): the workers and the
+// launcher, which `mlPolicy.mpi.runLauncherAsNode` makes one of the nodes.
+inline constexpr std::string_view kNodeJob = "node";
+inline constexpr std::string_view kLauncherJob = "launcher";
 
 bool IsTrainJob(const nlohmann::json& object);
 
@@ -70,6 +74,12 @@ struct TrainJobFacts {
   // the runtime has no replicated job marked for the trainer).
   std::string node_template;
   std::string node_container;  // effective pointer of that container ("" when absent)
+  // Effective pointers of every container spec.trainer's env and resourcesPerNode reach: the
+  // `node` container of the trainer job and, for an MPI runtime with runLauncherAsNode, of the
+  // job named `node` too (v2.1 on).
+  std::vector<std::string> trainer_containers;
+  // The training nodes: the trainer job's pods; for MPI the `node` job's, plus the launcher's
+  // when it runs as a node (runLauncherAsNode: numNodes - 1 workers and the launcher).
   long long num_nodes = 1;
   std::string num_nodes_pointer;               // /spec/trainer/numNodes, or "" when the runtime's
   std::optional<long long> num_proc_per_node;  // an integer from the TrainJob or the runtime
@@ -104,7 +114,10 @@ struct TrainJobTemplates {
 // (v2.1) and runtimePatches (v2.2 on, in list order) as strategic merge patches; then, on the
 // `node` container of every replicated job labelled for the trainer, resourcesPerNode (`rule`),
 // image, command and args (replaced) and env (upserted by name); and numNodes (the TrainJob's,
-// else the runtime's mlPolicy.numNodes, else 1) as that job's parallelism and completions.
+// else the runtime's mlPolicy.numNodes, else 1) as that job's parallelism and completions. An
+// MPI runtime follows Trainer's MPI plugin instead: numNodes goes to the job named `node`, and
+// with mlPolicy.mpi.runLauncherAsNode the launcher is one of the nodes (the `node` job gets
+// numNodes - 1, at least 1, and spec.trainer's env and resourcesPerNode as well).
 // `skip_manager`: a runtimePatches entry of this manager is left out (the webhook's own, which
 // its mutation writes anew). Throws ManifestError naming the TrainJob's field, or
 // /spec/runtimeRef and the runtime's field when the runtime has the wrong types.
