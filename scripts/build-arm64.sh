@@ -18,7 +18,7 @@ set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 OUT="$REPO/build-static-arm64"
 SYSROOT="$OUT/sysroot"
-die() { echo "build-arm64: $*" >&2; exit "${2:-1}"; }
+die() { echo "build-arm64: $1" >&2; exit "${2:-1}"; }
 
 missing=()
 command -v aarch64-linux-gnu-g++ >/dev/null || missing+=(g++-aarch64-linux-gnu)

@@ -116,5 +116,7 @@ cat >&2 <<EOF
 image: $NAME:$VERSION (revision $REVISION, created $CREATED, linux/$ARCH)
 image: OCI layout   ${OUT#"$REPO"/}/oci  manifest $manifest  layer $layer_gz bytes gzip
 image: docker-archive ${OUT#"$REPO"/}/$NAME.tar  $(stat -c %s "$OUT/$NAME.tar") bytes
-image: push with: skopeo copy oci:${OUT#"$REPO"/}/oci:$VERSION docker://<your-registry>/$NAME:$VERSION
 EOF
+# scripts/release.sh builds into a temporary RW_IMAGE_OUT and says how to push its own archive.
+[ -n "${RW_IMAGE_OUT:-}" ] ||
+  echo "image: push with: skopeo copy oci:${OUT#"$REPO"/}/oci:$VERSION docker://<your-registry>/$NAME:$VERSION" >&2

@@ -175,3 +175,4 @@ EOF
 note "rdma-webhook $VERSION (${platforms[*]}) in ${OUT#"$REPO"/}:"
 (cd "$OUT" && ls -l --time-style=+ | sed 1d | awk '{print "release:   " $5 "\t" $NF}') >&2
 note "image digest $(cat "$OUT/rdma-webhook_${VERSION}_image.digest")"
+note "push with: skopeo copy oci-archive:${OUT#"$REPO"/}/rdma-webhook_${VERSION}_image.oci.tar:$VERSION docker://<your-registry>/rdma-webhook:$VERSION"

@@ -765,6 +765,20 @@ def policy_configmap_default_matches_values():
 
 
 @test
+def policy_default_resource_lists_are_the_embedded_defaults():
+    # The chart's policy names every list (its matchConditions are built from them), so it cannot
+    # inherit them: were they shorter, the webhook would read a MIG or eRDMA job as `none` while
+    # `rdma-webhook check` without --policy reads it as RDMA.
+    r = subprocess.run([binary(), "policy", "default"], capture_output=True, text=True, check=True)
+    embedded = yaml.safe_load(r.stdout)
+    chart = chart_values()["policy"]
+    for key in ("gpuResources", "rdmaNetworks"):
+        eq(chart[key], embedded[key], f"policy.{key}")
+    for key in ("vf", "shared"):
+        eq(chart["resources"][key], embedded["resources"][key], f"policy.resources.{key}")
+
+
+@test
 def policy_configmap_custom_policy_matches_values():
     text, got = rendered_policy(helm_template({"policy": CUSTOM_POLICY}))
     # Helm merges maps with the defaults; lists are replaced, and every key

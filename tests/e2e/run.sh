@@ -24,39 +24,17 @@ set -uo pipefail
 E2E_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(cd "$E2E_DIR/../.." && pwd)"
 BIN_DIR="$REPO/.cache/e2e-bin"
-CP="$BIN_DIR/controlplane"
 mkdir -p "$BIN_DIR"
 
 log() { echo "e2e: $*" >&2; }
 
 # ---- 1. the control plane, built once --------------------------------------
-stamp_of() {
-  { go version
-    cat "$E2E_DIR/go.mod" "$E2E_DIR/go.sum"
-    cat "$E2E_DIR"/cmd/controlplane/*.go "$E2E_DIR"/internal/netutil/*.go
-  } | sha256sum | cut -d' ' -f1
-}
-want_stamp="$(stamp_of)"
-if [ -x "$CP" ] && [ "$(cat "$CP.stamp" 2>/dev/null)" = "$want_stamp" ]; then
-  log "control plane up to date ($CP)"
-else
-  log "building the control plane (kube-apiserver + etcd from Go modules; cold: ~10-16 min on 2 cores, then cached)"
-  t0=$(date +%s)
-  # The version the API server reports (kubectl reads it): the module's.
-  kv="$(awk '$1 == "k8s.io/kubernetes" {print $2}' "$E2E_DIR/go.mod")"
-  minor="$(echo "$kv" | cut -d. -f2)"
-  ldflags=""
-  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-    ldflags="$ldflags -X $pkg.gitVersion=$kv -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"
-  done
-  if ! (cd "$E2E_DIR" && nice -n 10 go build -buildvcs=false -ldflags "$ldflags" -o "$CP.tmp.$$" ./cmd/controlplane); then
-    log "control plane build FAILED"
-    echo "0 passed, 1 failed"
-    exit 1
-  fi
-  mv "$CP.tmp.$$" "$CP"
-  echo "$want_stamp" > "$CP.stamp"
-  log "control plane built in $(( $(date +%s) - t0 ))s"
+# scripts/dev-control-plane.sh builds it (and runs it for trying the chart by hand), stamped with
+# a hash of go.mod, go.sum and its sources, so an unchanged tree never rebuilds.
+if ! CP="$("$REPO/scripts/dev-control-plane.sh" build)"; then
+  log "control plane build FAILED"
+  echo "0 passed, 1 failed"
+  exit 1
 fi
 export E2E_CONTROLPLANE="$CP"
 

@@ -3,8 +3,10 @@
 # build; the binary is the image stage's build-static/, reused), checks each of them, builds them a
 # second time to prove they are byte-identical, then runs Debian's docker-registry on 127.0.0.1,
 # pushes the chart (helm push) and the image (skopeo copy) to it, pulls both back, and installs the
-# pulled chart with `helm install --dry-run` (into the e2e control plane when
-# .cache/e2e-bin/controlplane exists, else `helm template`, said in the output).
+# pulled chart into the e2e control plane when .cache/e2e-bin/controlplane exists (else `helm
+# template`, said in the output), where it then walks docs/try-it-on-a-control-plane.md: the
+# webhook beside the control plane, a namespace enabled, a mutation and a denial, `kubectl rdma
+# check --cluster` and `audit`.
 #
 #   tests/release/run.sh
 #
@@ -26,10 +28,10 @@ finish() {
 }
 WORK="$(mktemp -d)"
 REG_PID=""
-CP_PID=""
+CP_STARTED=""
 cleanup() {
   [ -n "$REG_PID" ] && kill "$REG_PID" 2>/dev/null && wait "$REG_PID" 2>/dev/null
-  [ -n "$CP_PID" ] && kill "$CP_PID" 2>/dev/null && wait "$CP_PID" 2>/dev/null
+  [ -n "$CP_STARTED" ] && RW_DEV_CP_DIR="$WORK/cp" "$REPO/scripts/dev-control-plane.sh" stop 2>/dev/null
   rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -110,25 +112,63 @@ else
   bad "skopeo copy: $(cat "$WORK/skopeo.log")"
 fi
 
-# 6. install the pulled chart, pointed at the pushed image by digest
+# 6. install the pulled chart, pointed at the pushed image by digest, into the e2e control plane
+# (scripts/dev-control-plane.sh), then the rest of docs/try-it-on-a-control-plane.md: the webhook
+# beside it, a namespace enabled, a mutation and a denial through the API server, `kubectl rdma
+# check --cluster` and `audit` against it
 vals=(--set "image.repository=$REG/platform/rdma-webhook" --set "image.digest=$DIGEST")
 cp_bin="${E2E_CONTROLPLANE:-$REPO/.cache/e2e-bin/controlplane}"
 if [ -x "$cp_bin" ]; then
-  mkdir -p "$WORK/cp"
-  "$cp_bin" --dir "$WORK/cp" > "$WORK/cp.log" 2>&1 &
-  CP_PID=$!
-  for _ in $(seq 360); do [ -e "$WORK/cp/ready" ] && break; sleep 0.5; done
-  # a server-side dry run creates no namespace, and the namespaced objects need one
-  if [ -e "$WORK/cp/ready" ] &&
-    kubectl --kubeconfig "$WORK/cp/kubeconfig" create namespace rdma-system > /dev/null 2> "$WORK/install.err" &&
-    KUBECONFIG="$WORK/cp/kubeconfig" "$HELM" install rw "oci://$REG/charts/rdma-webhook" --version "$V" --plain-http \
-      -n rdma-system --dry-run=server "${vals[@]}" > "$WORK/install.out" 2>> "$WORK/install.err"; then
-    ok "helm install --dry-run=server from oci://$REG into the e2e control plane"
+  export RW_DEV_CP_DIR="$WORK/cp"
+  export KUBECONFIG="$WORK/cp/kubeconfig"
+  export RW_BINARY="$REPO/build-static/rdma-webhook"
+  CP_STARTED=1
+  if scripts/dev-control-plane.sh start > /dev/null 2> "$WORK/install.err" &&
+    "$HELM" install rw "oci://$REG/charts/rdma-webhook" --version "$V" --plain-http \
+      -n rdma-system --create-namespace "${vals[@]}" > /dev/null 2>> "$WORK/install.err" &&
+    "$HELM" get manifest rw -n rdma-system > "$WORK/install.out" 2>> "$WORK/install.err"; then
+    ok "helm install from oci://$REG into the e2e control plane (scripts/dev-control-plane.sh start)"
   else
-    bad "helm install --dry-run from the registry: $(tail -5 "$WORK/install.err" 2>/dev/null; tail -3 "$WORK/cp.log")"
+    bad "helm install from the registry: $(tail -5 "$WORK/install.err" 2>/dev/null; tail -3 "$WORK/cp/controlplane.log")"
   fi
+  if scripts/dev-control-plane.sh webhook rdma-system rw-rdma-webhook 2> "$WORK/webhook.err"; then
+    ok "dev-control-plane.sh webhook serves the release's policy and the webhook configurations call it"
+  else
+    bad "dev-control-plane.sh webhook: $(tail -5 "$WORK/webhook.err")"
+  fi
+  kubectl create namespace rdma-demo > /dev/null &&
+    kubectl label namespace rdma-demo rdma-webhook.io/enabled=true pod-security.kubernetes.io/enforce=privileged > /dev/null
+  if kubectl create -n rdma-demo --dry-run=server -o json -f deploy/examples/try-mutation.yaml > "$WORK/mutated.json" 2> "$WORK/mutated.err" &&
+    jq -e '.spec.template.spec.hostNetwork == true and
+      (.spec.template.spec.containers[0].securityContext.capabilities.add | index("IPC_LOCK"))' "$WORK/mutated.json" > /dev/null; then
+    ok "a GPU Job in the enabled namespace is mutated by the API server (hostNetwork, IPC_LOCK)"
+  else
+    bad "try-mutation.yaml was not mutated: $(cat "$WORK/mutated.err")"
+  fi
+  if kubectl create -n rdma-demo --dry-run=server -f deploy/examples/try-denial.yaml > /dev/null 2> "$WORK/denied.err"; then
+    bad "try-denial.yaml was admitted"
+  elif grep -q 'admission webhook "validate.rdma-webhook.io" denied the request: .*invalid-nccl-value' "$WORK/denied.err"; then
+    ok "try-denial.yaml is refused naming invalid-nccl-value"
+  else
+    bad "try-denial.yaml refused for another reason: $(cat "$WORK/denied.err")"
+  fi
+  kubectl -n rdma-system get configmap rw-rdma-webhook-policy -o jsonpath='{.data.policy\.yaml}' > "$WORK/policy.yaml"
+  ln -sf "$RW_BINARY" "$WORK/kubectl-rdma"
+  PATH="$WORK:$PATH" kubectl rdma check --policy "$WORK/policy.yaml" --cluster -n rdma-demo \
+    -f deploy/examples/try-denial.yaml > "$WORK/check.out" 2>&1
+  rc=$?
+  [ "$rc" = 1 ] && grep -q "error invalid-nccl-value" "$WORK/check.out" &&
+    ok "kubectl rdma check --cluster with the installed policy gives the webhook's verdict (exit 1)" ||
+    bad "kubectl rdma check --cluster: exit $rc, $(cat "$WORK/check.out")"
+  kubectl create -n rdma-demo -f deploy/examples/try-mutation.yaml > /dev/null 2>&1
+  PATH="$WORK:$PATH" kubectl rdma audit -n rdma-demo --policy-configmap rdma-system/rw-rdma-webhook-policy \
+    > "$WORK/audit.out" 2>&1
+  rc=$?
+  [ "$rc" = 0 ] && grep -q "path: hostNetwork" "$WORK/audit.out" &&
+    ok "kubectl rdma audit -n rdma-demo reads the stored, mutated Job" ||
+    bad "kubectl rdma audit: exit $rc, $(cat "$WORK/audit.out")"
 else
-  echo "note: no e2e control plane ($cp_bin; tests/e2e/run.sh builds it): helm template instead of install --dry-run"
+  echo "note: no e2e control plane ($cp_bin; scripts/dev-control-plane.sh build makes it): helm template instead of install"
   "$HELM" template rw "oci://$REG/charts/rdma-webhook" --version "$V" --plain-http -n rdma-system "${vals[@]}" \
     > "$WORK/install.out" 2> "$WORK/install.err" && ok "helm template from oci://$REG" ||
     bad "helm template from the registry: $(cat "$WORK/install.err")"
