@@ -51,11 +51,6 @@ InfinibandMount FindInfinibandMount(const workload::Container& c, const workload
 // evidence line, or "".
 std::string HostNetworkRdmaSign(const workload::PodTemplate& t, const policy::Policy& policy);
 
-// Pods a template stands for across the workload (replicas, parallelism, group size), for the
-// multi-node sign. Kinds that run one independent pod per replica (Pod, Deployment, ReplicaSet,
-// StatefulSet, DaemonSet) are never multi-node: they return 1.
-long long TemplateReplicas(const workload::Workload& w, const workload::PodTemplate& t);
-
 // Case-insensitive ASCII comparison (NCCL compares NCCL_NET with strcasecmp).
 bool EqualsIgnoreCase(std::string_view a, std::string_view b);
 

@@ -111,6 +111,11 @@ struct PodTemplate {
   std::vector<ResourceClaim> resource_claims;  // spec.resourceClaims (DRA)
   bool HasResourceClaims() const { return !resource_claims.empty(); }
 
+  // The pods this template stands for: the kind row's counts on its way from the object
+  // (replicas × parallelism × group size), at most kMaxReplicas; 1 for a kind whose pods never
+  // make one job across nodes (a Pod, the apps kinds).
+  long long replicas = 1;
+
   bool HasGpu() const;
   long long TotalClaim(std::string_view resource) const;
   template <class Pred>
@@ -134,12 +139,23 @@ struct Workload {
   const policy::WorkloadKind* kind_row = nullptr;  // nullptr: not a workload the policy knows
   std::vector<PodTemplate> templates;
   std::map<std::string, std::string> annotations;  // the object's own metadata.annotations
-  const nlohmann::json* object = nullptr;          // the object read (for kind-specific rules)
+  const nlohmann::json* object = nullptr;  // the object read (for the verdict's UPDATE test)
+  // A gang scheduler's minimum, where the kind row has one and the object sets it.
+  struct Gang {
+    long long min_available = 0;
+    std::string pointer;    // where minAvailable is written
+    long long members = 0;  // the replicas of every member entry (1 each when absent)
+  };
+  std::optional<Gang> gang;
 
   // Throws ManifestError when a field the rules read has the wrong type.
   static Workload Read(const nlohmann::json& object, const policy::Policy& policy,
                        std::string_view default_ns);
 };
+
+// Replica counts saturate here: past it a workload is surely multi-node, and products of
+// user-written counts cannot overflow.
+inline constexpr long long kMaxReplicas = 1'000'000;
 
 // Expands a template pattern (`*` = any key or index) against an object: the matching
 // pointers that exist, in document order.
