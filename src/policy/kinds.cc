@@ -1,64 +1,144 @@
+#include <algorithm>
+
 #include "rdma_webhook/policy/policy.h"
 
 namespace rw::policy {
 
+namespace {
+
+// The Kubeflow training operator's kinds: one replica spec per role, its gang minimum in
+// runPolicy.schedulingPolicy.
+WorkloadKind Kubeflow(const char* kind, const std::string& specs) {
+  const std::string at = "/spec/" + specs + "/*";
+  return {.group = "kubeflow.org",
+          .kind = kind,
+          .templates = {at + "/template"},
+          .replicas = {{at + "/replicas"}},
+          .gang = {"/spec/runPolicy/schedulingPolicy/minAvailable", at}};
+}
+
+// A Trainer runtime holds a JobSet template.
+WorkloadKind TrainerRuntime(const char* kind) {
+  const std::string jobs = "/spec/template/spec/replicatedJobs/*";
+  return {.group = "trainer.kubeflow.org",
+          .kind = kind,
+          .templates = {jobs + "/template/spec/template"},
+          .replicas = {{jobs + "/replicas"}, {jobs + "/template/spec/parallelism"}}};
+}
+
+}  // namespace
+
+std::vector<ReplicaCount> DefaultReplicaCounts(const std::vector<std::string>& templates) {
+  std::vector<ReplicaCount> out;
+  auto add = [&](ReplicaCount c) {
+    c.guessed = true;
+    for (const auto& o : out)
+      if (o.at == c.at && o.under == c.under) return;  // a count multiplies a template once
+    out.push_back(std::move(c));
+  };
+  for (const auto& pattern : templates) {
+    std::string prefix;  // the object on the way, as a pattern ("" = the workload)
+    std::size_t depth = 0;
+    for (std::size_t start = 1; start <= pattern.size() && !pattern.empty(); ++depth) {
+      const std::size_t end = std::min(pattern.find('/', start), pattern.size());
+      const std::string token = pattern.substr(start, end - start);
+      add({prefix + "/parallelism"});
+      if (depth >= 2) add({prefix + "/replicas"});
+      if (token == "workerTemplate") add({prefix + "/size", "workerTemplate", 1});
+      prefix += "/" + token;
+      start = end + 1;
+    }
+  }
+  return out;
+}
+
 // Where each workload kind keeps its pod templates, whether its pods can make one job across
 // nodes, and the DNS default its controller gives hostNetwork pods (docs/policy.md#kinds lists
 // them). One row per kind; a new kind is a new row (or a `kinds:` entry in the policy), never a new
-// code path.
+// code path. The counts say what multiplies a template's pods, the gang where its scheduler's
+// minimum is.
 const std::vector<WorkloadKind>& BuiltinKinds() {
   static const std::vector<WorkloadKind> kKinds = {
-      {"", "Pod", {""}, false},
-      {"batch", "Job", {"/spec/template"}},
-      {"batch", "CronJob", {"/spec/jobTemplate/spec/template"}},
-      {"apps", "Deployment", {"/spec/template"}, false},
-      {"apps", "StatefulSet", {"/spec/template"}, false},
-      {"apps", "ReplicaSet", {"/spec/template"}, false},
-      {"apps", "DaemonSet", {"/spec/template"}, false},
-      {"kubeflow.org", "PyTorchJob", {"/spec/pytorchReplicaSpecs/*/template"}},
-      {"kubeflow.org", "TFJob", {"/spec/tfReplicaSpecs/*/template"}},
-      {"kubeflow.org", "PaddleJob", {"/spec/paddleReplicaSpecs/*/template"}},
-      {"kubeflow.org", "XGBoostJob", {"/spec/xgbReplicaSpecs/*/template"}},
-      {"kubeflow.org", "MPIJob", {"/spec/mpiReplicaSpecs/*/template"}},
-      {"batch.volcano.sh", "Job", {"/spec/tasks/*/template"}, true, "ClusterFirstWithHostNet"},
-      {"jobset.x-k8s.io", "JobSet", {"/spec/replicatedJobs/*/template/spec/template"}},
-      {"leaderworkerset.x-k8s.io",
-       "LeaderWorkerSet",
-       {"/spec/leaderWorkerTemplate/leaderTemplate", "/spec/leaderWorkerTemplate/workerTemplate"}},
-      {"ray.io",
-       "RayJob",
-       {"/spec/rayClusterSpec/headGroupSpec/template",
-        "/spec/rayClusterSpec/workerGroupSpecs/*/template"}},
-      {"ray.io",
-       "RayCluster",
-       {"/spec/headGroupSpec/template", "/spec/workerGroupSpecs/*/template"}},
+      {.group = "", .kind = "Pod", .templates = {""}, .multi_node = false},
+      {.group = "batch",
+       .kind = "Job",
+       .templates = {"/spec/template"},
+       .replicas = {{"/spec/parallelism"}}},
+      {.group = "batch",
+       .kind = "CronJob",
+       .templates = {"/spec/jobTemplate/spec/template"},
+       .replicas = {{"/spec/jobTemplate/spec/parallelism"}}},
+      {.group = "apps", .kind = "Deployment", .templates = {"/spec/template"}, .multi_node = false},
+      {.group = "apps",
+       .kind = "StatefulSet",
+       .templates = {"/spec/template"},
+       .multi_node = false},
+      {.group = "apps", .kind = "ReplicaSet", .templates = {"/spec/template"}, .multi_node = false},
+      {.group = "apps", .kind = "DaemonSet", .templates = {"/spec/template"}, .multi_node = false},
+      Kubeflow("PyTorchJob", "pytorchReplicaSpecs"),
+      Kubeflow("TFJob", "tfReplicaSpecs"),
+      Kubeflow("PaddleJob", "paddleReplicaSpecs"),
+      Kubeflow("XGBoostJob", "xgbReplicaSpecs"),
+      Kubeflow("MPIJob", "mpiReplicaSpecs"),
+      // Volcano's webhook gives hostNetwork pods ClusterFirstWithHostNet.
+      {.group = "batch.volcano.sh",
+       .kind = "Job",
+       .templates = {"/spec/tasks/*/template"},
+       .host_network_dns_policy = "ClusterFirstWithHostNet",
+       .replicas = {{"/spec/tasks/*/replicas"}},
+       .gang = {"/spec/minAvailable", "/spec/tasks/*"}},
+      {.group = "jobset.x-k8s.io",
+       .kind = "JobSet",
+       .templates = {"/spec/replicatedJobs/*/template/spec/template"},
+       .replicas = {{"/spec/replicatedJobs/*/replicas"},
+                    {"/spec/replicatedJobs/*/template/spec/parallelism"}}},
+      // `/spec/replicas` counts independent groups; `size` is a group's pods, its leader one.
+      {.group = "leaderworkerset.x-k8s.io",
+       .kind = "LeaderWorkerSet",
+       .templates = {"/spec/leaderWorkerTemplate/leaderTemplate",
+                     "/spec/leaderWorkerTemplate/workerTemplate"},
+       .replicas = {{"/spec/leaderWorkerTemplate/size", "workerTemplate", 1}}},
+      {.group = "ray.io",
+       .kind = "RayJob",
+       .templates = {"/spec/rayClusterSpec/headGroupSpec/template",
+                     "/spec/rayClusterSpec/workerGroupSpecs/*/template"},
+       .replicas = {{"/spec/rayClusterSpec/workerGroupSpecs/*/replicas"}}},
+      {.group = "ray.io",
+       .kind = "RayCluster",
+       .templates = {"/spec/headGroupSpec/template", "/spec/workerGroupSpecs/*/template"},
+       .replicas = {{"/spec/workerGroupSpecs/*/replicas"}}},
       // KubeRay's RayService keeps a whole RayCluster spec under rayClusterConfig.
-      {"ray.io",
-       "RayService",
-       {"/spec/rayClusterConfig/headGroupSpec/template",
-        "/spec/rayClusterConfig/workerGroupSpecs/*/template"}},
-      // AIBrix: a fleet of Ray clusters, each made from spec.template (a RayCluster spec).
-      {"orchestration.aibrix.ai",
-       "RayClusterFleet",
-       {"/spec/template/spec/headGroupSpec/template",
-        "/spec/template/spec/workerGroupSpecs/*/template"}},
+      {.group = "ray.io",
+       .kind = "RayService",
+       .templates = {"/spec/rayClusterConfig/headGroupSpec/template",
+                     "/spec/rayClusterConfig/workerGroupSpecs/*/template"},
+       .replicas = {{"/spec/rayClusterConfig/workerGroupSpecs/*/replicas"}}},
+      // AIBrix: a fleet of Ray clusters, each made from spec.template (a RayCluster spec); the
+      // fleet's own `/spec/replicas` counts independent clusters.
+      {.group = "orchestration.aibrix.ai",
+       .kind = "RayClusterFleet",
+       .templates = {"/spec/template/spec/headGroupSpec/template",
+                     "/spec/template/spec/workerGroupSpecs/*/template"},
+       .replicas = {{"/spec/template/spec/workerGroupSpecs/*/replicas"}}},
       // sgl-project/rbg: each role's full pod template. A role on a LeaderWorkerSet carries only
       // patches of the leader and worker templates (not templates), and a role's replicas may
       // be independent StatefulSet pods, so the kind is not read as one multi-node job.
-      {"workloads.x-k8s.io", "RoleBasedGroup", {"/spec/roles/*/template"}, false},
+      {.group = "workloads.x-k8s.io",
+       .kind = "RoleBasedGroup",
+       .templates = {"/spec/roles/*/template"},
+       .multi_node = false},
       // NVIDIA Dynamo (ai-dynamo/dynamo, deploy/operator/api/v1beta1): each component's
       // podTemplate is a full pod template whose `main` container the operator merges its
       // defaults into. v1alpha1 objects (spec.services, extraPodSpec) hold no pod template, so
       // nothing of them is read. Serving replicas are independent pods, not one job.
-      {"nvidia.com", "DynamoGraphDeployment", {"/spec/components/*/podTemplate"}, false},
+      {.group = "nvidia.com",
+       .kind = "DynamoGraphDeployment",
+       .templates = {"/spec/components/*/podTemplate"},
+       .multi_node = false},
       // Kubeflow Trainer: stock runtimes carry no GPUs (a TrainJob adds them through
       // spec.trainer.resourcesPerNode, not judged yet), so they are often `none`.
-      {"trainer.kubeflow.org",
-       "TrainingRuntime",
-       {"/spec/template/spec/replicatedJobs/*/template/spec/template"}},
-      {"trainer.kubeflow.org",
-       "ClusterTrainingRuntime",
-       {"/spec/template/spec/replicatedJobs/*/template/spec/template"}},
+      TrainerRuntime("TrainingRuntime"),
+      TrainerRuntime("ClusterTrainingRuntime"),
   };
   return kKinds;
 }

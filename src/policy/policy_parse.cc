@@ -311,6 +311,7 @@ Policy ParsePolicyOver(const json& document, const Policy& base) {
       k.host_network_dns_policy =
           kf.Enum("hostNetworkDnsPolicy", "",
                   {"ClusterFirst", "ClusterFirstWithHostNet", "Default", "None"});
+      k.replicas = DefaultReplicaCounts(k.templates);
       kf.Done();
       policy.kinds.push_back(std::move(k));
     }

@@ -347,7 +347,7 @@ Diagnosis Diagnose(const Assessment& assessment) {
     for (const auto& c : t.containers)
       if (c.gpu) f.gpu.push_back(&c);
     if (!f.gpu.empty()) {
-      f.replicas = TemplateReplicas(w, t);
+      f.replicas = t.replicas;
       gpu_pods += f.replicas;
     }
     if (f.path == Path::kHostNetwork) f.rdma_sign = HostNetworkRdmaSign(t, policy);

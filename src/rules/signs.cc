@@ -70,12 +70,6 @@ int InjectionAnnotation(const PodTemplate& t) {
   return found;
 }
 
-long long IntegerAt(const nlohmann::json& node, const char* key, long long fallback) {
-  if (!node.is_object()) return fallback;
-  auto it = node.find(key);
-  return it != node.end() && it->is_number_integer() ? it->get<long long>() : fallback;
-}
-
 }  // namespace
 
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
@@ -228,36 +222,6 @@ std::string HostNetworkRdmaSign(const PodTemplate& t, const policy::Policy& poli
   if (t.HasResourceClaims()) return "the pod has DRA resource claims";
   if (InjectionAnnotation(t) > 0) return "a device-injection annotation";
   return {};
-}
-
-long long TemplateReplicas(const workload::Workload& w, const PodTemplate& t) {
-  if (w.kind_row == nullptr || w.object == nullptr || t.pointer.empty()) return 1;
-  if (!w.kind_row->multi_node) return 1;
-  // Walk from the object down to the template: every object on the way that says how many
-  // copies of what lies below it runs (replicas, Job parallelism, a LeaderWorkerSet group's
-  // size) multiplies. The top-level `/spec/replicas` of a LeaderWorkerSet counts independent
-  // groups, so it is left out.
-  const auto tokens = workload::PointerTokens(t.pointer);
-  const nlohmann::json* node = w.object;
-  long long total = 1;
-  for (std::size_t i = 0; i < tokens.size() && node != nullptr; ++i) {
-    if (i >= 2) total *= std::max<long long>(IntegerAt(*node, "replicas", 1), 0);
-    total *= std::max<long long>(IntegerAt(*node, "parallelism", 1), 0);
-    if (tokens[i] == "workerTemplate")
-      total *= std::max<long long>(IntegerAt(*node, "size", 1) - 1, 0);
-    if (total > 1'000'000) return total;
-    const nlohmann::json* next = nullptr;
-    if (node->is_object()) {
-      auto it = node->find(tokens[i]);
-      if (it != node->end()) next = &*it;
-    } else if (node->is_array() && !tokens[i].empty() &&
-               std::all_of(tokens[i].begin(), tokens[i].end(), ::isdigit) && tokens[i].size() < 9) {
-      const std::size_t index = std::stoul(tokens[i]);
-      if (index < node->size()) next = &(*node)[index];
-    }
-    node = next;
-  }
-  return total;
 }
 
 }  // namespace rw::rules

@@ -47,11 +47,6 @@ InfinibandMount FindInfinibandMount(const workload::Container& c, const workload
 // evidence line, or "".
 std::string HostNetworkRdmaSign(const workload::PodTemplate& t, const policy::Policy& policy);
 
-// Pods a template stands for across the workload (replicas, parallelism, group size), for the
-// multi-node sign. Kinds that run one independent pod per replica (Pod, Deployment, ReplicaSet,
-// StatefulSet, DaemonSet) are never multi-node: they return 1.
-long long TemplateReplicas(const workload::Workload& w, const workload::PodTemplate& t);
-
 // The container claims AWS EFA but tells libfabric to use its TCP provider (`FI_PROVIDER=tcp`,
 // `sockets`, or `tcp;ofi_rxm`): NCCL's traffic goes over TCP, not the EFA device, so it is
 // neither the plugin path nor RDMA. The evidence line, or "".

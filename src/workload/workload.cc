@@ -452,6 +452,59 @@ bool PodTemplate::HasMemoryShm(const Container& c) const {
   return false;
 }
 
+namespace {
+
+// The integer at `pointer`; a value of another type is an error naming it, or ignored when the
+// count was only guessed (`fallback` then).
+long long CountAt(const json& value, const std::string& pointer, bool strict, long long fallback) {
+  if (value.is_number_integer()) return value.get<long long>();
+  if (!strict) return fallback;
+  throw ManifestError(pointer, "must be an integer, got " + Kind(value));
+}
+
+bool Below(const std::string& t, const std::string& scope, bool or_at) {
+  if (t.size() == scope.size()) return or_at && t == scope;
+  return t.size() > scope.size() && t.compare(0, scope.size(), scope) == 0 &&
+         t[scope.size()] == '/';
+}
+
+void ReadReplicas(const json& object, const policy::WorkloadKind& row,
+                  std::vector<PodTemplate>& templates) {
+  for (const auto& count : row.replicas)
+    for (const auto& pointer : ExpandPattern(object, count.at)) {
+      const long long n =
+          CountAt(object.at(json::json_pointer(pointer)), pointer, !count.guessed, 1);
+      const std::string parent = pointer.substr(0, pointer.rfind('/'));
+      const std::string scope = count.under.empty() ? parent : parent + "/" + count.under;
+      for (auto& t : templates) {
+        if (!Below(t.pointer, scope, !count.under.empty())) continue;
+        const long long factor = std::max<long long>(n - count.less, 0);
+        t.replicas = factor != 0 && t.replicas > kMaxReplicas / factor
+                         ? kMaxReplicas
+                         : std::min(t.replicas * factor, kMaxReplicas);
+      }
+    }
+}
+
+std::optional<Workload::Gang> ReadGang(const json& object, const policy::GangFields& fields) {
+  if (fields.min_available.empty()) return std::nullopt;
+  const json::json_pointer at(fields.min_available);
+  if (!object.contains(at)) return std::nullopt;
+  Workload::Gang gang;
+  gang.pointer = fields.min_available;
+  gang.min_available = CountAt(object.at(at), gang.pointer, true, 0);
+  for (const auto& pointer : ExpandPattern(object, fields.members)) {
+    const json& entry = object.at(json::json_pointer(pointer));
+    if (!entry.is_object()) continue;
+    const auto it = entry.find("replicas");
+    const long long n = it == entry.end() ? 1 : CountAt(*it, pointer + "/replicas", true, 1);
+    gang.members = std::min(gang.members + n, kMaxReplicas);  // as Volcano adds them
+  }
+  return gang;
+}
+
+}  // namespace
+
 Workload Workload::Read(const json& object, const policy::Policy& policy,
                         std::string_view default_ns) {
   if (!object.is_object())
@@ -495,6 +548,8 @@ Workload Workload::Read(const json& object, const policy::Policy& policy,
       w.templates.push_back(
           ReadTemplate(object.at(nlohmann::json::json_pointer(pointer)), pointer, policy));
   }
+  if (w.kind_row->multi_node) ReadReplicas(object, *w.kind_row, w.templates);
+  w.gang = ReadGang(object, w.kind_row->gang);
   return w;
 }
 

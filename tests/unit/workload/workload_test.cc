@@ -53,7 +53,23 @@ INSTANTIATE_TEST_SUITE_P(
         TypeCase{"caps_add_string",
                  "{apiVersion: v1, kind: Pod, spec: {containers: [{name: a, securityContext: "
                  "{capabilities: {add: IPC_LOCK}}}]}}",
-                 "/spec/containers/0/securityContext/capabilities/add"}),
+                 "/spec/containers/0/securityContext/capabilities/add"},
+        // The kind row's replica and gang fields are read typed like the rest.
+        TypeCase{"replicas_string",
+                 "{apiVersion: kubeflow.org/v1, kind: PyTorchJob, spec: {pytorchReplicaSpecs: "
+                 "{Worker: {replicas: '2', template: {}}}}}",
+                 "/spec/pytorchReplicaSpecs/Worker/replicas"},
+        TypeCase{"parallelism_float",
+                 "{apiVersion: batch/v1, kind: Job, spec: {parallelism: 1.5, template: {}}}",
+                 "/spec/parallelism"},
+        TypeCase{"min_available_string",
+                 "{apiVersion: batch.volcano.sh/v1alpha1, kind: Job, spec: {minAvailable: '2', "
+                 "tasks: []}}",
+                 "/spec/minAvailable"},
+        TypeCase{"gang_member_replicas_list",
+                 "{apiVersion: batch.volcano.sh/v1alpha1, kind: Job, spec: {minAvailable: 1, "
+                 "tasks: [{name: a}, {replicas: [2]}]}}",
+                 "/spec/tasks/1/replicas"}),
     [](const auto& p) { return std::string(p.param.name); });
 
 TEST(Workload, TemplatesOfEveryReplicaSpecInDocumentOrder) {
@@ -71,6 +87,73 @@ spec:
   EXPECT_EQ(w.templates[0].pointer, "/spec/pytorchReplicaSpecs/Master/template");
   EXPECT_EQ(w.templates[1].pointer, "/spec/pytorchReplicaSpecs/Worker/template");
   EXPECT_EQ(w.ns, "team");
+}
+
+// How many pods a template stands for comes from the kind row's counts on its way.
+TEST(Workload, ReplicasMultiplyAlongTheKindsCounts) {
+  auto replicas = [](const std::string& manifest) {
+    std::vector<long long> out;
+    for (const auto& t : Workload::Read(Yaml(manifest), policy::DefaultPolicy(), "d").templates)
+      out.push_back(t.replicas);
+    return out;
+  };
+  using V = std::vector<long long>;
+  EXPECT_EQ(replicas("{apiVersion: kubeflow.org/v1, kind: PyTorchJob, spec: {pytorchReplicaSpecs: "
+                     "{Master: {template: {}}, Worker: {replicas: 3, template: {}}}}}"),
+            (V{1, 3}));
+  EXPECT_EQ(replicas("{apiVersion: jobset.x-k8s.io/v1alpha2, kind: JobSet, spec: {replicatedJobs: "
+                     "[{replicas: 2, template: {spec: {parallelism: 4, template: {}}}}, "
+                     "{template: {spec: {template: {}}}}]}}"),
+            (V{8, 1}));
+  // A LeaderWorkerSet's size counts the leader; its top-level replicas are independent groups.
+  EXPECT_EQ(replicas("{apiVersion: leaderworkerset.x-k8s.io/v1, kind: LeaderWorkerSet, spec: "
+                     "{replicas: 5, leaderWorkerTemplate: {size: 4, leaderTemplate: {}, "
+                     "workerTemplate: {}}}}"),
+            (V{1, 3}));
+  EXPECT_EQ(replicas("{apiVersion: batch/v1, kind: Job, spec: {parallelism: 0, template: {}}}"),
+            (V{0}));
+  // Independent copies never add up to one job.
+  EXPECT_EQ(replicas("{apiVersion: apps/v1, kind: Deployment, spec: {replicas: 5, template: {}}}"),
+            (V{1}));
+  EXPECT_EQ(replicas("{apiVersion: batch/v1, kind: Job, spec: {parallelism: 999999999, "
+                     "template: {}}}"),
+            (V{kMaxReplicas}));
+}
+
+TEST(Workload, APolicyKindCountsReplicasAndParallelismOnTheWay) {
+  const auto policy = policy::ParsePolicyText(
+      "kinds: [{group: example.com, kind: Train, templates: ['/spec/workers/*/template']}]\n");
+  const auto w = Workload::Read(Yaml("{apiVersion: example.com/v1, kind: Train, spec: "
+                                     "{parallelism: 2, workers: {a: {replicas: 3, template: {}}, "
+                                     "replicas: {replicas: 2, template: {}}}}}"),
+                                policy, "d");
+  ASSERT_EQ(w.templates.size(), 2u);
+  EXPECT_EQ(w.templates[0].replicas, 6);
+  // A worker named `replicas` is no count of the others: it is an object, not an integer.
+  EXPECT_EQ(w.templates[1].replicas, 4);
+}
+
+TEST(Workload, TheGangIsReadFromTheKindsFields) {
+  const auto w = Workload::Read(Yaml("{apiVersion: batch.volcano.sh/v1alpha1, kind: Job, spec: "
+                                     "{minAvailable: 2, tasks: [{replicas: 2, template: {}}, "
+                                     "{template: {}}]}}"),
+                                policy::DefaultPolicy(), "d");
+  ASSERT_TRUE(w.gang);
+  EXPECT_EQ(w.gang->min_available, 2);
+  EXPECT_EQ(w.gang->members, 3);
+  EXPECT_EQ(w.gang->pointer, "/spec/minAvailable");
+  const auto k =
+      Workload::Read(Yaml("{apiVersion: kubeflow.org/v1, kind: MPIJob, spec: {runPolicy: "
+                          "{schedulingPolicy: {minAvailable: 1}}, mpiReplicaSpecs: "
+                          "{Launcher: {template: {}}, Worker: {replicas: 4, "
+                          "template: {}}}}}"),
+                     policy::DefaultPolicy(), "d");
+  ASSERT_TRUE(k.gang);
+  EXPECT_EQ(k.gang->members, 5);
+  EXPECT_EQ(k.gang->pointer, "/spec/runPolicy/schedulingPolicy/minAvailable");
+  EXPECT_FALSE(Workload::Read(Yaml("{apiVersion: batch/v1, kind: Job, spec: {template: {}}}"),
+                              policy::DefaultPolicy(), "d")
+                   .gang);
 }
 
 TEST(Workload, GpuContainersAreThoseRequestingAGpuResource) {

@@ -78,6 +78,26 @@ struct NamespacePolicy {
   bool Allows(Path p) const;  // none, unknown and plugin always pass
 };
 
+// A count of copies in a workload kind: the integer at `at` (a pointer pattern, `*` = any key or
+// index, as in `templates`) multiplies the pods of every template below its parent object (or
+// below `<parent>/<under>` when `under` is set), less `less` (a LeaderWorkerSet's group size
+// counts its leader). Absent, a count is 1; negative, 0.
+struct ReplicaCount {
+  std::string at;
+  std::string under{};
+  long long less = 0;
+  // A count DefaultReplicaCounts guessed: a value of another type there is some other field (a
+  // replica type named `replicas`), ignored; a kind's own counts must be integers.
+  bool guessed = false;
+};
+
+// Where a gang scheduler's minimum sits in a kind, and the entries whose `replicas` (1 when
+// absent) add up to the whole gang.
+struct GangFields {
+  std::string min_available;  // a JSON pointer; "" = the kind has no gang
+  std::string members;        // a pointer pattern of the replica entries
+};
+
 // A workload kind: where its pod templates are (JSON pointers, `*` = any key or index).
 struct WorkloadKind {
   std::string group;  // "" for the core group
@@ -89,6 +109,10 @@ struct WorkloadKind {
   // The dnsPolicy the kind's controller gives a hostNetwork pod that leaves it out; "" when
   // nothing does (the API server's ClusterFirst). Volcano's webhook sets ClusterFirstWithHostNet.
   std::string host_network_dns_policy{};
+  // What multiplies a template's pods (replicas, Job parallelism, group sizes); a policy
+  // `kinds:` entry that lists none gets DefaultReplicaCounts(templates).
+  std::vector<ReplicaCount> replicas{};
+  GangFields gang{};
 };
 
 // A DRA driver whose devices are NICs: a claim of them puts the template on `path` (dra: RDMA
@@ -100,6 +124,12 @@ struct DraNicDriver {
   std::string attribute;
   Path path = Path::kDra;
 };
+
+// The counts a kind row without its own gets: along each template pattern, `parallelism` in
+// every object on the way and `replicas` from the third level down (the top-level
+// `/spec/replicas` of a controller counts independent copies), and a LeaderWorkerSet-style
+// `size` (less its leader) above a `workerTemplate`.
+std::vector<ReplicaCount> DefaultReplicaCounts(const std::vector<std::string>& templates);
 
 struct Policy {
   // Resource names are globs (`*`, `?`): real clusters name their devices their own way.

@@ -115,6 +115,11 @@ struct PodTemplate {
   std::vector<ResourceClaim> resource_claims;  // spec.resourceClaims (DRA)
   bool HasResourceClaims() const { return !resource_claims.empty(); }
 
+  // The pods this template stands for: the kind row's counts on its way from the object
+  // (replicas × parallelism × group size), at most kMaxReplicas; 1 for a kind whose pods never
+  // make one job across nodes (a Pod, the apps kinds).
+  long long replicas = 1;
+
   bool HasGpu() const;
   long long TotalClaim(std::string_view resource) const;
   template <class Pred>
@@ -149,10 +154,17 @@ struct Workload {
   bool shape_search_truncated = false;  // a bound of FindPodTemplatesByShape stopped the search
   bool TemplatesByShape() const { return kind_row == nullptr && !templates.empty(); }
   std::map<std::string, std::string> annotations;  // the object's own metadata.annotations
-  const nlohmann::json* object = nullptr;          // the object read (for kind-specific rules)
+  const nlohmann::json* object = nullptr;  // the object read (for the verdict's UPDATE test)
   // A TrainJob: what Trainer makes of it beyond the pod templates (`object` is then the
   // effective JobSet, see trainjob.h); nullptr for every other kind.
   const TrainJobFacts* trainjob = nullptr;
+  // A gang scheduler's minimum, where the kind row has one and the object sets it.
+  struct Gang {
+    long long min_available = 0;
+    std::string pointer;    // where minAvailable is written
+    long long members = 0;  // the replicas of every member entry (1 each when absent)
+  };
+  std::optional<Gang> gang;
 
   // Throws ManifestError when a field the rules read has the wrong type.
   static Workload Read(const nlohmann::json& object, const policy::Policy& policy,
@@ -174,6 +186,10 @@ struct ShapeSearch {
 // non-empty list of mappings that each have a non-empty string `name`. The object's own
 // `metadata` and `status` are not searched, nor is anything below a template found.
 ShapeSearch FindPodTemplatesByShape(const nlohmann::json& object);
+
+// Replica counts saturate here: past it a workload is surely multi-node, and products of
+// user-written counts cannot overflow.
+inline constexpr long long kMaxReplicas = 1'000'000;
 
 // Expands a template pattern (`*` = any key or index) against an object: the matching
 // pointers that exist, in document order.
