@@ -163,7 +163,8 @@ spec:
   };
   const std::string job =
       Job("host", "{numNodes: 1, resourcesPerNode: {limits: {nvidia.com/gpu: 8}}}");
-  const Finding* f = Find(Judge(job, runtime("true")), "trainer-runtime-no-rdma-path");
+  const auto judged = Judge(job, runtime("true"));  // Find points into it: keep it alive
+  const Finding* f = Find(judged, "trainer-runtime-no-rdma-path");
   ASSERT_NE(f, nullptr);
   EXPECT_NE(f->message.find("the 2 nodes of this job"), std::string::npos) << f->message;
   EXPECT_EQ(Find(Judge(job, runtime("false")), "trainer-runtime-no-rdma-path"), nullptr);
