@@ -87,6 +87,11 @@ Envelope ReadEnvelope(std::string_view body) {
 
 }  // namespace
 
+Request::~Request() {
+  codec::ReleaseJson(object);
+  codec::ReleaseJson(old_object);
+}
+
 Request DecodeReview(std::string_view body) {
   // nlohmann's reader, which has the last word on text the fast parser refuses, takes a NUL byte
   // for the end of its input: a review followed by `\0` and garbage was read as the review. A

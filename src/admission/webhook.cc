@@ -4,6 +4,7 @@
 #include <exception>
 #include <set>
 
+#include "rdma_webhook/codec/json_text.h"
 #include "rdma_webhook/mutate/mutation.h"
 #include "rdma_webhook/rules/trainjob.h"
 #include "rdma_webhook/rules/verdict.h"
@@ -156,6 +157,7 @@ Decision Decide(Endpoint endpoint, Request request, const policy::Policy& policy
           trainjob ? mutate::MutateTrainJob(request.object, policy, ns, catalogue, operation)
                    : mutate::Mutate(w, std::move(request.object), policy, catalogue);
       if (!m.patch.empty()) d.response.patch = m.patch.dump();
+      codec::ReleaseJson(m.result);  // the patched object: only its patch is answered
       for (const auto& f : m.overrides) AddWarning(d.response.warnings, f);
       d.findings = std::move(m.overrides);
       d.path = std::string(policy::ToString(m.path));

@@ -161,7 +161,26 @@ class DomBuilder {
   std::string key_, text_, number_;
 };
 
+// Empties the containers below `value`, children first; `depth` levels are left to go.
+void EmptyChildren(json& value, std::size_t depth) {
+  if (depth == 0) return;
+  if (value.is_object()) {
+    auto& members = *value.get_ptr<json::object_t*>();
+    for (auto& member : members) EmptyChildren(member.second, depth - 1);
+    members.clear();
+  } else if (value.is_array()) {
+    auto& items = *value.get_ptr<json::array_t*>();
+    for (auto& item : items) EmptyChildren(item, depth - 1);
+    items.clear();
+  }
+}
+
 }  // namespace
+
+void ReleaseJson(json& value) {
+  EmptyChildren(value, kReleaseDepth);
+  value = nullptr;
+}
 
 json ParseJson(std::string_view text, std::size_t max_depth) {
   bj::parse_options options;      // standard JSON only: no comments, no trailing commas

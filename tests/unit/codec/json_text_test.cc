@@ -217,4 +217,28 @@ TEST(ParseJson, EveryBenchAndGoldenReviewReadsTheSame) {
   EXPECT_GT(files, 20u);
 }
 
+// The request path frees every review's objects with ReleaseJson: whatever the value, it ends
+// null, and a value far deeper than a review (which the parser bounds) must not overflow the call
+// stack, since below kReleaseDepth nlohmann's own iterative destructor takes over.
+TEST(ReleaseJson, FreesAnyValueAndAnyDepthToNull) {
+  json review = Parse(R"({"request": {"object": {"spec": {"containers": [{"name": "a",
+      "env": [{"name": "X", "value": "a string long enough for the heap"}]}]}}}, "n": [1, 2.5]})");
+  rw::codec::ReleaseJson(review);
+  EXPECT_TRUE(review.is_null());
+
+  json deep = json::array();
+  for (int i = 0; i < 1'000'000; ++i) {
+    json outer = json::array();
+    outer.push_back(std::move(deep));
+    outer.push_back("leaf");
+    deep = std::move(outer);
+  }
+  rw::codec::ReleaseJson(deep);
+  EXPECT_TRUE(deep.is_null());
+
+  json scalar = "text";
+  rw::codec::ReleaseJson(scalar);
+  EXPECT_TRUE(scalar.is_null());
+}
+
 }  // namespace
