@@ -169,7 +169,7 @@ Container ReadContainer(const json& c, const Where& where, std::size_t index,
       var.index = i;
       auto name = er.String("name");
       if (!name) throw ManifestError(ep.str() + "/name", "is required");
-      var.name = *name;
+      var.name = std::move(*name);
       var.value = er.String("value");
       var.from_ref = er.Object("valueFrom") != nullptr;
       out.env.push_back(std::move(var));
@@ -288,7 +288,8 @@ PodTemplate ReadTemplate(const json& t, const std::string& pointer, const policy
     for (std::size_t i = 0; i < init->size(); ++i) {
       const Where ip(init_where, i);
       RequireObject((*init)[i], ip);
-      if (auto image = Reader((*init)[i], ip).String("image")) out.init_images.push_back(*image);
+      if (auto image = Reader((*init)[i], ip).String("image"))
+        out.init_images.push_back(std::move(*image));
     }
   }
   if (const json* claims = sr.Array("resourceClaims")) {
@@ -520,7 +521,7 @@ Workload Workload::Read(const json& object, const policy::Policy& policy,
     const Where md_where("/metadata");
     Reader mr(*md, md_where);
     w.name = mr.String("name").value_or(mr.String("generateName").value_or(""));
-    if (auto ns = mr.String("namespace"); ns && !ns->empty()) w.ns = *ns;
+    if (auto ns = mr.String("namespace"); ns && !ns->empty()) w.ns = std::move(*ns);
     w.annotations = ReadStringMap(mr.Object("annotations"), mr.Child("annotations"));
   }
   w.kind_row = policy.FindKind(w.api_version, w.kind);
