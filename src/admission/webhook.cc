@@ -156,7 +156,7 @@ Decision Decide(Endpoint endpoint, Request request, const policy::Policy& policy
       mutate::Mutation m =
           trainjob ? mutate::MutateTrainJob(request.object, policy, ns, catalogue, operation)
                    : mutate::Mutate(w, std::move(request.object), policy, catalogue);
-      if (!m.patch.empty()) d.response.patch = m.patch.dump();
+      if (!m.patch.empty()) d.response.patch = codec::DumpJson(m.patch);
       codec::ReleaseJson(m.result);  // the patched object: only its patch is answered
       for (const auto& f : m.overrides) AddWarning(d.response.warnings, f);
       d.findings = std::move(m.overrides);

@@ -1,5 +1,6 @@
 #include "rdma_webhook/codec/json_text.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -175,7 +176,78 @@ void EmptyChildren(json& value, std::size_t depth) {
   }
 }
 
+// A string nlohmann writes unchanged between quotes: printable ASCII, no quote and no backslash.
+bool Plain(const std::string& text) {
+  return std::all_of(text.begin(), text.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return u >= 0x20 && u < 0x7f && c != '"' && c != '\\';
+  });
+}
+
+void AppendString(std::string& out, const std::string& text) {
+  if (!Plain(text)) {
+    out += json(text).dump();
+    return;
+  }
+  out += '"';
+  out += text;
+  out += '"';
+}
+
+void AppendJson(std::string& out, const json& value) {
+  switch (value.type()) {
+    case json::value_t::object: {
+      out += '{';
+      bool first = true;
+      for (const auto& [key, member] : *value.get_ptr<const json::object_t*>()) {
+        if (!first) out += ',';
+        first = false;
+        AppendString(out, key);
+        out += ':';
+        AppendJson(out, member);
+      }
+      out += '}';
+      return;
+    }
+    case json::value_t::array: {
+      out += '[';
+      bool first = true;
+      for (const auto& item : *value.get_ptr<const json::array_t*>()) {
+        if (!first) out += ',';
+        first = false;
+        AppendJson(out, item);
+      }
+      out += ']';
+      return;
+    }
+    case json::value_t::string:
+      AppendString(out, *value.get_ptr<const std::string*>());
+      return;
+    case json::value_t::boolean:
+      out += value.get<bool>() ? "true" : "false";
+      return;
+    case json::value_t::null:
+      out += "null";
+      return;
+    case json::value_t::number_integer:
+      out += std::to_string(value.get<std::int64_t>());
+      return;
+    case json::value_t::number_unsigned:
+      out += std::to_string(value.get<std::uint64_t>());
+      return;
+    default:  // doubles (nlohmann's shortest form), binary, discarded
+      out += value.dump();
+      return;
+  }
+}
+
 }  // namespace
+
+std::string DumpJson(const json& value) {
+  std::string out;
+  AppendJson(out, value);
+  return out;
+}
 
 void ReleaseJson(json& value) {
   EmptyChildren(value, kReleaseDepth);

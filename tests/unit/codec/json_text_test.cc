@@ -77,6 +77,10 @@ void ExpectSameAsNlohmann(const std::string& text) {
   EXPECT_EQ(fast.error, reference.error) << text;
   EXPECT_TRUE(SameTree(fast.value, reference.value))
       << text << "\nfast: " << fast.value.dump() << "\nnlohmann: " << reference.value.dump();
+  // The patch of every review is written by DumpJson: the same bytes as dump().
+  if (fast.error.empty()) {
+    EXPECT_EQ(rw::codec::DumpJson(fast.value), fast.value.dump()) << text;
+  }
 }
 
 TEST(ParseJson, NumbersKeepNlohmannsTypesAndBits) {
@@ -215,6 +219,39 @@ TEST(ParseJson, EveryBenchAndGoldenReviewReadsTheSame) {
     }
   }
   EXPECT_GT(files, 20u);
+}
+
+// The answer's patch is DumpJson's text, which the API server applies: byte for byte dump()'s,
+// escapes, non-ASCII text, numbers of every type and the error on a string that is no UTF-8.
+TEST(DumpJson, WritesWhatDumpWrites) {
+  json value = {
+      {"plain", "abc"},
+      {"escapes", "quote \" backslash \\ tab \t newline \n nul " + std::string(1, '\0')},
+      {"utf8", "caf\u00e9 \u2026"},
+      {"del", "\x7f"},
+      {"numbers",
+       {0, -1, 18446744073709551615ull, -9223372036854775807ll - 1, 0.1, -0.0, 1e300, 2.5e-8, 3.0}},
+      {"nested", {{"a", json::array()}, {"b", json::object()}, {"c", nullptr}}},
+      {"flags", {true, false}},
+      {"", "empty key"}};
+  EXPECT_EQ(rw::codec::DumpJson(value), value.dump());
+  EXPECT_EQ(rw::codec::DumpJson(json("x")), "\"x\"");
+  EXPECT_EQ(rw::codec::DumpJson(json::array()), "[]");
+
+  const json bad = {{"value", std::string("\xff\xfe")}};
+  std::string dumped, ours;
+  try {
+    (void)bad.dump();
+  } catch (const json::type_error& e) {
+    dumped = e.what();
+  }
+  try {
+    (void)rw::codec::DumpJson(bad);
+  } catch (const json::type_error& e) {
+    ours = e.what();
+  }
+  EXPECT_FALSE(dumped.empty());
+  EXPECT_EQ(ours, dumped);
 }
 
 // The request path frees every review's objects with ReleaseJson: whatever the value, it ends

@@ -25,6 +25,13 @@ class JsonTooDeep : public std::runtime_error {
 // nlohmann, which decides, so errors read as they always did. Neither parser recurses.
 nlohmann::json ParseJson(std::string_view text, std::size_t max_depth);
 
+// The text value.dump() returns (compact, keys in the object's order, the same escapes and the
+// same type_error on a string that is not UTF-8), written without nlohmann's serializer, which
+// decodes every byte of every string as UTF-8: a 30 KB review's patch spent 5 % of the review
+// there. Plain ASCII strings and integers are copied; any other string and every double are
+// written by nlohmann, so their bytes are its own. Recurses once per level, as dump() does.
+std::string DumpJson(const nlohmann::json& value);
+
 // Frees `value` (it is null afterwards) from its leaves up. nlohmann's destructor never recurses:
 // it moves every descendant through a heap-allocated stack so that any depth is safe, and that
 // shuffle was a quarter of a 30 KB review's CPU. Here containers are emptied depth first, so
