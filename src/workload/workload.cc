@@ -1,6 +1,7 @@
 #include "rdma_webhook/workload/workload.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cmath>
 
@@ -51,14 +52,32 @@ class Reader {
     if (it == obj_.end() || it->is_null()) return nullptr;
     return &*it;
   }
+  // Field of each of `keys` (in the object's order, which is sorted) in one walk of the
+  // object's members: for the many small objects read whole (an env entry has two or three
+  // members) a walk costs less than a lookup per key.
+  template <std::size_t N>
+  std::array<const json*, N> Fields(const std::array<std::string_view, N>& keys) const {
+    std::array<const json*, N> found{};
+    std::size_t k = 0;
+    for (auto it = obj_.begin(); it != obj_.end() && k < N; ++it) {
+      while (k < N && keys[k] < it.key()) ++k;
+      if (k < N && keys[k] == it.key() && !it->is_null()) found[k] = &*it;
+    }
+    return found;
+  }
   const json* Object(std::string_view key) const {
     return Typed(key, json::value_t::object, "an object");
+  }
+  const json* Object(std::string_view key, const json* field) const {
+    return Typed(key, field, json::value_t::object, "an object");
   }
   const json* Array(std::string_view key) const {
     return Typed(key, json::value_t::array, "a list");
   }
-  std::optional<std::string> String(std::string_view key) const {
-    const json* v = Typed(key, json::value_t::string, "a string");
+  std::optional<std::string> String(std::string_view key) const { return String(key, Field(key)); }
+  // The same for `field`, what Field(key) found.
+  std::optional<std::string> String(std::string_view key, const json* field) const {
+    const json* v = Typed(key, field, json::value_t::string, "a string");
     return v ? std::optional<std::string>(v->get<std::string>()) : std::nullopt;
   }
   std::optional<bool> Bool(std::string_view key) const {
@@ -75,7 +94,10 @@ class Reader {
 
  private:
   const json* Typed(std::string_view key, json::value_t type, const char* name) const {
-    const json* v = Field(key);
+    return Typed(key, Field(key), type, name);
+  }
+  const json* Typed(std::string_view key, const json* v, json::value_t type,
+                    const char* name) const {
     if (v == nullptr) return nullptr;
     const bool ok = type == json::value_t::object   ? v->is_object()
                     : type == json::value_t::array  ? v->is_array()
@@ -165,13 +187,16 @@ Container ReadContainer(const json& c, const Where& where, std::size_t index,
       const Where ep(env_where, i);
       RequireObject((*env)[i], ep);
       Reader er((*env)[i], ep);
+      // Checked in this order, as they always were: the error a user sees does not change.
+      const auto [name_field, value_field, value_from_field] =
+          er.Fields<3>({"name", "value", "valueFrom"});
       EnvVar var;
       var.index = i;
-      auto name = er.String("name");
+      auto name = er.String("name", name_field);
       if (!name) throw ManifestError(ep.str() + "/name", "is required");
       var.name = std::move(*name);
-      var.value = er.String("value");
-      var.from_ref = er.Object("valueFrom") != nullptr;
+      var.value = er.String("value", value_field);
+      var.from_ref = er.Object("valueFrom", value_from_field) != nullptr;
       out.env.push_back(std::move(var));
     }
   }

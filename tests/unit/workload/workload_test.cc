@@ -38,6 +38,24 @@ INSTANTIATE_TEST_SUITE_P(
                  "{apiVersion: v1, kind: Pod, spec: {containers: [{name: a, env: [{name: X, value: "
                  "1}]}]}}",
                  "/spec/containers/0/env/0/value"},
+        // An env entry's members are checked name, value, valueFrom: the first wrong one is
+        // named, and a missing name before any other member's type.
+        TypeCase{"env_name_missing_before_value_number",
+                 "{apiVersion: v1, kind: Pod, spec: {containers: [{name: a, env: [{value: 1, "
+                 "valueFrom: x}]}]}}",
+                 "/spec/containers/0/env/0/name"},
+        TypeCase{"env_value_number_before_value_from",
+                 "{apiVersion: v1, kind: Pod, spec: {containers: [{name: a, env: [{valueFrom: x, "
+                 "name: X, value: 1}]}]}}",
+                 "/spec/containers/0/env/0/value"},
+        TypeCase{"env_value_from_string",
+                 "{apiVersion: v1, kind: Pod, spec: {containers: [{name: a, env: [{name: X, "
+                 "other: 1, valueFrom: x}]}]}}",
+                 "/spec/containers/0/env/0/valueFrom"},
+        TypeCase{"env_name_number",
+                 "{apiVersion: v1, kind: Pod, spec: {containers: [{name: a, env: [{name: 1, "
+                 "value: 2}]}]}}",
+                 "/spec/containers/0/env/0/name"},
         TypeCase{"limit_not_quantity",
                  "{apiVersion: v1, kind: Pod, spec: {containers: [{name: a, resources: {limits: "
                  "{cpu: lots}}}]}}",
