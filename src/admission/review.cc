@@ -235,7 +235,10 @@ std::string EncodeReview(std::string_view api_version, const Response& response)
   // patchType without one.
   if (response.patch) {
     AppendMember(out, first, "patch");
-    AppendString(out, Base64(*response.patch));
+    // Base64's alphabet needs no escape: the scan AppendString makes would find none.
+    out += '"';
+    out += Base64(*response.patch);
+    out += '"';
     AppendMember(out, first, "patchType");
     out += "\"JSONPatch\"";
   }
