@@ -211,6 +211,18 @@ def test_without_the_template_the_claim_is_unknown_and_quiet(cluster, tmp_path):
                for e in res["evidence"]), r
 
 
+@pytest.mark.parametrize("ifname", ["vfnet0", "net1", "ens8f0v1"])
+def test_an_interface_an_unknown_claim_may_bring_is_not_reported_as_not_attached(
+        cluster, tmp_path, ifname):
+    """dra-driver-sriov names the VFs it moves in vfnet0, vfnet1; any name may be a driver's."""
+    d = dra_pod()
+    m.c0(d)["env"] = [{"name": "NCCL_SOCKET_IFNAME", "value": ifname}]
+    p = tmp_path / "pod.yaml"
+    p.write_text(dump_docs([d]))
+    res = checked(cluster.run("check", "-o", "json", p))
+    assert (res["path"], res["findings"]) == ("unknown", []), res
+
+
 def test_cluster_supplies_the_class_and_the_file_the_template(cluster, tmp_path):
     cluster.put(f"{DEVICECLASSES}.json", kubectl_list([DRANET_CLASS]))
     p = tmp_path / "job.yaml"
