@@ -102,6 +102,9 @@ NadView ReadNad(const json& nad) {
                       Member(*plugins.front(), "deviceID") == nullptr;
   const bool rdma = std::any_of(view.types.begin(), view.types.end(), IsRdmaType);
   view.nics = rdma ? NadNics::kRdma : NadNics::kNetdev;
+  view.rdma_stated = std::any_of(view.types.begin(), view.types.end(), [](const std::string& t) {
+    return t == "ib-sriov" || t == "rdma";
+  });
   return view;
 }
 

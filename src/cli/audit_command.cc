@@ -35,6 +35,7 @@ struct AuditFlags {
   std::string policy_configmap;
   std::string output = "text";
   bool include_owned = false;
+  std::vector<std::string> kinds;           // --kinds: kinds outside the table, judged by shape
   ConfigFlags config;                       // --config, --no-config
   std::vector<std::string> disabled_rules;  // from the configuration file's disableRules
 };
@@ -125,12 +126,14 @@ int RunAudit(const AuditFlags& flags) {
   ClusterPolicy policy;
   KindPlan plan;
   Discovery found;
+  std::vector<policy::WorkloadKind> extra;  // outlives `plan`, which points into it
   try {
+    extra = ParseKindList(flags.kinds);
     policy = ResolveClusterPolicy(flags.policy_file, flags.policy_configmap, flags.cluster,
                                   {flags.all_namespaces, flags.ns});
     policy.policy = WithRulesOff(policy.policy, flags.disabled_rules);
     found = Discover(flags.cluster);
-    plan = PlanKinds(*policy.policy, found.served);
+    plan = PlanKinds(*policy.policy, found.served, &extra);
     plan.warning = found.warning;
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";
@@ -270,6 +273,10 @@ void AddAuditCommand(CLI::App& root, std::function<int()>& run) {
                   "NAMESPACE/NAME of the ConfigMap holding the policy (key policy.yaml); default: "
                   "the chart's, found by its label, else the embedded policy")
       ->excludes(file);
+  cmd->add_option("--kinds", flags->kinds,
+                  "also list these kinds, which the policy's table does not know: KIND or "
+                  "KIND.GROUP, comma-separated; their pod templates are found by shape")
+      ->delimiter(',');
   cmd->add_flag("--include-owned", flags->include_owned,
                 "also judge objects a listed workload controls (its Pods, ReplicaSets, Jobs)");
   cmd->add_option("--fail-on", flags->fail_on,

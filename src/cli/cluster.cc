@@ -81,11 +81,12 @@ std::vector<ApiResource> ParseApiResources(const std::string& text) {
   return out;
 }
 
-KindPlan PlanKinds(const policy::Policy& policy, const std::vector<ApiResource>& served) {
+KindPlan PlanKinds(const policy::Policy& policy, const std::vector<ApiResource>& served,
+                   std::vector<policy::WorkloadKind>* extra) {
   KindPlan plan;
   std::set<std::string> planned;  // a policy `kinds:` entry may repeat a built-in row
-  for (const auto& k : policy.kinds) {
-    if (!planned.insert(KindName(k)).second) continue;
+  const auto plan_kind = [&](const policy::WorkloadKind& k) {
+    if (!planned.insert(KindName(k)).second) return;
     const ApiResource* found = nullptr;
     for (const auto& r : served)
       if (r.kind == k.kind && r.group == k.group) found = &r;
@@ -94,8 +95,30 @@ KindPlan PlanKinds(const policy::Policy& policy, const std::vector<ApiResource>&
     } else {
       plan.served.push_back({&k, k.group.empty() ? found->name : found->name + "." + k.group});
     }
+  };
+  for (const auto& k : policy.kinds) plan_kind(k);
+  if (extra == nullptr) return plan;
+  for (auto& k : *extra) {
+    for (const auto& r : served)
+      if (r.name == k.kind && r.group == k.group) k.kind = r.kind;
+    plan_kind(k);
   }
   return plan;
+}
+
+std::vector<policy::WorkloadKind> ParseKindList(const std::vector<std::string>& entries) {
+  std::vector<policy::WorkloadKind> out;
+  for (const auto& e : entries) {
+    // A kind has no dot and a group has at least one: the first dot splits them.
+    const auto dot = e.find('.');
+    policy::WorkloadKind k;
+    k.kind = e.substr(0, dot);
+    if (dot != std::string::npos) k.group = e.substr(dot + 1);
+    if (k.kind.empty() || (dot != std::string::npos && k.group.empty()))
+      throw std::invalid_argument("--kinds: '" + e + "' is not KIND or KIND.GROUP");
+    out.push_back(std::move(k));
+  }
+  return out;
 }
 
 Discovery Discover(const ClusterFlags& cluster) {

@@ -39,7 +39,16 @@ struct KindPlan {
   std::string warning;                               // discovery was partial: what kubectl said
 };
 
-KindPlan PlanKinds(const policy::Policy& policy, const std::vector<ApiResource>& served);
+// `extra`: kinds outside the policy's table to list too (`audit --kinds`), planned after the
+// policy's; an entry whose `kind` names a resource (`rolebasedgroups`) takes the kind the
+// cluster serves under it. Their objects are judged by shape, as `check` judges such kinds.
+KindPlan PlanKinds(const policy::Policy& policy, const std::vector<ApiResource>& served,
+                   std::vector<policy::WorkloadKind>* extra = nullptr);
+
+// `--kinds` entries: `Kind` (the core group) or `Kind.group`, the kind or its plural resource
+// name (`RoleBasedGroup.workloads.x-k8s.io`, `rolebasedgroups.workloads.x-k8s.io`). Throws
+// std::invalid_argument naming an empty entry.
+std::vector<policy::WorkloadKind> ParseKindList(const std::vector<std::string>& entries);
 
 // What the cluster serves (kubectl api-resources); a partial discovery (an aggregated API down)
 // sets `warning`, no discovery at all is an error (KubectlError).

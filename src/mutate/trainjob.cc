@@ -161,7 +161,7 @@ class Translation {
         } else if (key == "securityContext") {
           c["securityContext"] = *it;  // capabilities.add is replaced whole: carry all of it
         } else if (key == "resources" && node) {
-          ResourcesPerNode(*cb, ca);
+          ResourcesPerNode(cp, *cb, ca);
         } else {
           RuntimeOnly(cp + "/" + EscapePointerToken(key),
                       "containers[" + ca.value("name", "") + "]." + key);
@@ -189,10 +189,30 @@ class Translation {
 
   // resourcesPerNode takes what the webhook adds to the `node` container. Trainer v2.0 to v2.2
   // replace the container's resources with it, so a new resourcesPerNode starts as a copy of
-  // the runtime's.
-  void ResourcesPerNode(const json& before, const json& after) {
+  // the runtime's. Every release drops the container's resources.claims once resourcesPerNode
+  // is set (v2.3.0 keeps only limits and requests), so over a runtime container that claims
+  // DRA devices (its GPUs, say) none is created: the runtime must carry the resource.
+  void ResourcesPerNode(const std::string& cp, const json& before, const json& after) {
     if (update_) return;
     const std::string at = "/spec/trainer/resourcesPerNode";
+    const json& claims = Member(Member(before, "resources"), "claims");
+    if (!t_.facts.resources_per_node && claims.is_array() && !claims.empty()) {
+      std::set<std::string> added;
+      for (const char* part : {"limits", "requests"}) {
+        const json& pa = Member(Member(after, "resources"), part);
+        const json& pb = Member(Member(before, "resources"), part);
+        if (pa.is_object())
+          for (auto it = pa.begin(); it != pa.end(); ++it)
+            if (Member(pb, it.key().c_str()) != *it) added.insert(it.key());
+      }
+      std::string names;
+      for (const auto& r : added) names += (names.empty() ? "" : ", ") + r;
+      RuntimeOnly(cp + "/resources",
+                  names + " in containers[" + after.value("name", "") + "].resources",
+                  "which only spec.trainer.resourcesPerNode could carry, and Trainer drops the "
+                  "container's resources.claims (its DRA devices) once that is set");
+      return;
+    }
     if (!t_.facts.resources_per_node) {
       json start = json::object();
       for (const char* part : {"limits", "requests"})
@@ -222,14 +242,16 @@ class Translation {
   }
 
  private:
-  void RuntimeOnly(const std::string& effective_pointer, const std::string& field) {
+  void RuntimeOnly(const std::string& effective_pointer, const std::string& field,
+                   const std::string& why =
+                       "which no TrainJob field can carry (Trainer takes it "
+                       "only from the runtime)") {
     if (!runtime_only_.insert(field).second) return;
     const workload::Origin o = t_.OriginOf(effective_pointer);
     const std::string runtime = t_.facts.runtime.Describe();
     findings_.push_back(
         {"trainer-runtime-no-rdma-path", rules::Severity::kWarning,
-         "the namespace's mode sets " + field + " in the trainer's pods, which no TrainJob " +
-             "field can carry (Trainer takes it only from the runtime): " + runtime +
+         "the namespace's mode sets " + field + " in the trainer's pods, " + why + ": " + runtime +
              " must set it" +
              (o.document == workload::Origin::kRuntime ? " (" + o.pointer + ")" : ""),
          "set " + field + " in " + runtime, "/spec/runtimeRef"});

@@ -28,8 +28,16 @@ struct TemplateFacts {
   long long shared_claimed = 0;
   std::vector<const workload::Container*> gpu;
   std::vector<const workload::Container*> rdma_containers;
+  // "NAD ns/name: sriov, RDMA assumed" when the template's RDMA rests only on NADs that do not
+  // say RDMA (AttachedNetwork::rdma_assumed), "" otherwise: its errors are warnings.
+  std::string rdma_assumed;
   const TemplatePlan& plan;
 };
+
+// What TemplateFacts::rdma_assumed says, from the facts Diagnose has filled before it
+// (nad_networks.cc).
+std::string RdmaAssumed(const TemplateFacts& f, const policy::Policy& policy,
+                        const policy::NamespacePolicy& ns);
 
 // The template's NICs come from the platform (GKE) or a DRA claim of RDMA NICs: their driver
 // passes the devices to every container (FindDeviceGrant's `platform_nics`).
@@ -76,6 +84,24 @@ struct Rule {
   }
   void Report(Findings& out, std::string pointer, std::string message, std::string fix) const {
     ReportAs(severity, out, std::move(pointer), std::move(message), std::move(fix));
+  }
+  // A finding that rests on the template's RDMA: an error is a warning naming the assumption
+  // when only NADs that do not say RDMA make the template RDMA (never deny on a guess).
+  void ReportOnRdma(const TemplateFacts& f, Findings& out, std::string pointer, std::string message,
+                    std::string fix) const {
+    ReportOnRdma(f.rdma_assumed, out, std::move(pointer), std::move(message), std::move(fix));
+  }
+  void ReportOnRdma(const std::string& rdma_assumed, Findings& out, std::string pointer,
+                    std::string message, std::string fix) const {
+    if (rdma_assumed.empty() || severity != Severity::kError) {
+      Report(out, std::move(pointer), std::move(message), std::move(fix));
+      return;
+    }
+    ReportAs(Severity::kWarning, out, std::move(pointer),
+             std::move(message) + " (" + rdma_assumed +
+                 ": its VF may be bound to vfio-pci for "
+                 "DPDK, with no RDMA)",
+             std::move(fix));
   }
   // For rules whose severity depends on a condition (`error / warning` in docs/rules.md).
   void ReportAs(Severity s, Findings& out, std::string pointer, std::string message,

@@ -344,6 +344,7 @@ Diagnosis Diagnose(const Assessment& assessment) {
     });
     f.shared_claimed =
         t.TotalClaimWhere([&](const std::string& r) { return policy.IsSharedResource(r); });
+    f.rdma_assumed = RdmaAssumed(f, policy, ns);
     for (const auto& c : t.containers)
       if (c.gpu) f.gpu.push_back(&c);
     if (!f.gpu.empty()) {

@@ -139,6 +139,12 @@ void AddIndex(std::vector<std::size_t>& list, std::size_t i) {
   if (std::find(list.begin(), list.end(), i) == list.end()) list.push_back(i);
 }
 
+void AddUnnamedInterfaces(TemplateDra& out, const std::string& source) {
+  if (std::find(out.unnamed_interfaces.begin(), out.unnamed_interfaces.end(), source) ==
+      out.unnamed_interfaces.end())
+    out.unnamed_interfaces.push_back(source);
+}
+
 void Record(TemplateDra& out, const workload::PodTemplate& t, Devices devices,
             const std::string& claim, const std::string& evidence) {
   const auto add_claim = [&](std::vector<std::string>& list) {
@@ -152,6 +158,7 @@ void Record(TemplateDra& out, const workload::PodTemplate& t, Devices devices,
   if (devices == Devices::kPluginNic && out.plugin.empty()) out.plugin = evidence;
   if (devices == Devices::kGpu) add_claim(out.gpu_claims);
   if (devices == Devices::kUnknown) out.unknown = true;
+  if (devices != Devices::kGpu && !claim.empty()) AddUnnamedInterfaces(out, claim);
   if (claim.empty()) return;
   for (std::size_t i = 0; i < t.containers.size(); ++i) {
     if (!Names(t.containers[i], claim)) continue;
@@ -168,12 +175,14 @@ void ReadClaim(const workload::PodTemplate::ResourceClaim& claim, const workload
   const std::string named = "DRA claim '" + claim.name + "' (" + object;
   if (claim.source.empty()) {
     out.unknown = true;
+    AddUnnamedInterfaces(out, claim.name);
     out.evidence.push_back("DRA claim '" + claim.name + "' names no template or claim: unknown");
     return;
   }
   const catalogue::Entry* entry = c.FindEntry(kGroup, kind, ns, claim.source);
   if (entry == nullptr) {
     out.unknown = true;
+    AddUnnamedInterfaces(out, claim.name);
     out.evidence.push_back(named + " unknown: " + Missing(c, kind, ns) +
                            "): its devices are unknown");
     return;
@@ -181,6 +190,7 @@ void ReadClaim(const workload::PodTemplate::ResourceClaim& claim, const workload
   const auto spec = catalogue::ReadClaimObject(entry->object);
   if (!spec || spec->requests.empty()) {
     out.unknown = true;
+    AddUnnamedInterfaces(out, claim.name);
     out.evidence.push_back(named + ", " + From(entry->source) + ") requests no devices: unknown");
     return;
   }
@@ -218,6 +228,8 @@ void ReadExtendedResources(const workload::PodTemplate& t, const policy::Policy&
       const std::string line = "container '" + container.name + "' claims " + r +
                                ", the extended resource of " + got.text;
       Record(out, t, got.devices, "", line);
+      if (got.devices != Devices::kGpu)
+        AddUnnamedInterfaces(out, "container '" + container.name + "' " + r);
       if (got.devices == Devices::kGpu) AddIndex(out.gpu_containers, i);
       if (got.devices == Devices::kRdmaNic) AddIndex(out.nic_containers, i);
       out.evidence.push_back(line);
@@ -267,6 +279,11 @@ TemplateDra ReadTemplateDra(const workload::PodTemplate& t, const policy::Policy
   TemplateDra out;
   for (const auto& claim : t.resource_claims) ReadClaim(claim, t, policy, catalogue, ns, out);
   ReadComputeDomains(t, catalogue, ns, out);
+  // An IMEX channel is no network interface, whatever its class reads as.
+  std::erase_if(out.unnamed_interfaces, [&](const std::string& claim) {
+    return std::find(out.channel_claims.begin(), out.channel_claims.end(), claim) !=
+           out.channel_claims.end();
+  });
   // Only a catalogue with classes can say what an extended resource is: an empty one (no
   // cluster objects at all) costs the review nothing.
   if (catalogue.size() > 0) ReadExtendedResources(t, policy, catalogue, out);

@@ -44,13 +44,18 @@ AttachedNetwork Decide(const nccl::NetworkAttachment& a, const policy::Policy& p
     out.from = AttachedNetwork::From::kNad;
     out.nad = a.ns + "/" + a.name;
     out.rdma = view.nics == NadNics::kRdma;
+    out.rdma_assumed = out.rdma && !view.rdma_stated;
+    out.types = view.Types();
     out.resource = view.resource;
     out.needs_device = out.rdma && view.needs_device;
     const std::string decided = "NAD " + out.nad + " (" + From(entry->source) + ") ";
     const std::string resource = view.resource.empty() ? "" : ", resource " + view.resource;
     switch (view.nics) {
       case NadNics::kRdma:
-        out.evidence = network + decided + "says " + view.Types() + resource + ": RDMA";
+        out.evidence = network + decided + "says " + view.Types() + resource +
+                       (out.rdma_assumed ? ": RDMA assumed (the config does not say; a VF bound "
+                                           "to vfio-pci for DPDK has none)"
+                                         : ": RDMA");
         break;
       case NadNics::kNetdev:
         out.evidence = network + decided + "says " + view.Types() + resource +
@@ -78,6 +83,41 @@ AttachedNetwork Decide(const nccl::NetworkAttachment& a, const policy::Policy& p
 
 }  // namespace
 
+std::string RdmaAssumed(const TemplateFacts& f, const policy::Policy& policy,
+                        const policy::NamespacePolicy& ns) {
+  // Another path (DRA, hostNetwork, the platform's NICs) decides RDMA by its own sign.
+  if (f.path != policy::Path::kSriov && f.path != policy::Path::kNone &&
+      f.path != policy::Path::kUnknown)
+    return {};
+  const auto& t = *f.t;
+  const auto& nads = f.networks.nads;
+  // The policy's device resources and networks say RDMA, and so does a NAD that states it.
+  if (t.TotalClaimWhere([&](const std::string& r) { return policy.IsRdmaDeviceResource(r); }) > 0)
+    return {};
+  const auto assumed_vf = [&](const std::string& r) {
+    return std::find(nads.assumed_vf_resources.begin(), nads.assumed_vf_resources.end(), r) !=
+           nads.assumed_vf_resources.end();
+  };
+  if (t.TotalClaimWhere(
+          [&](const std::string& r) { return nads.IsVfResource(r) && !assumed_vf(r); }) > 0)
+    return {};
+  std::string first;
+  for (std::size_t i = 0; i < f.networks.all.size(); ++i) {
+    if (IsRdmaNetwork(policy, ns, f.networks.all[i].name)) return {};
+    if (!nads.RdmaAt(i)) continue;
+    const auto& n = nads.attached[i];
+    if (!n.rdma_assumed) return {};
+    if (first.empty()) first = "NAD " + n.nad + ": " + n.types + ", RDMA assumed";
+  }
+  if (first.empty()) {
+    // No attachment: a claim of a VF resource only an assumed NAD names.
+    if (t.TotalClaimWhere(assumed_vf) == 0) return {};
+    for (const auto& r : nads.assumed_vf_resources)
+      if (t.TotalClaim(r) > 0) return "resource " + r + " of an SR-IOV NAD, RDMA assumed";
+  }
+  return first;
+}
+
 bool TemplateNads::IsVfResource(std::string_view r) const {
   return std::find(vf_resources.begin(), vf_resources.end(), r) != vf_resources.end();
 }
@@ -100,6 +140,7 @@ TemplateNads ReadTemplateNads(const std::vector<nccl::NetworkAttachment>& all,
   for (const auto& r : claimed)
     if (!policy.IsGpuResource(r) && !policy.IsRdmaDeviceResource(r)) unknown.push_back(r);
   if (unknown.empty()) return out;
+  std::vector<std::string> stated;  // VF resources a NAD that says RDMA takes its VFs from
   for (const auto* e : catalogue.All(kNadGroup, kNadKind)) {
     const auto view = catalogue::ReadNad(e->object);
     // The entry's namespace is its key's (an input without metadata.namespace is in the
@@ -107,10 +148,13 @@ TemplateNads ReadTemplateNads(const std::vector<nccl::NetworkAttachment>& all,
     if (!view.needs_device || view.nics != NadNics::kRdma ||
         catalogue.FindEntry(kNadGroup, kNadKind, pod_ns, view.name) != e)
       continue;
-    if (std::find(unknown.begin(), unknown.end(), view.resource) != unknown.end() &&
-        !out.IsVfResource(view.resource))
-      out.vf_resources.push_back(view.resource);
+    if (std::find(unknown.begin(), unknown.end(), view.resource) == unknown.end()) continue;
+    if (!out.IsVfResource(view.resource)) out.vf_resources.push_back(view.resource);
+    if (view.rdma_stated) stated.push_back(view.resource);
   }
+  for (const auto& r : out.vf_resources)
+    if (std::find(stated.begin(), stated.end(), r) == stated.end())
+      out.assumed_vf_resources.push_back(r);
   return out;
 }
 

@@ -167,6 +167,12 @@ void Metrics::CountWatchEvent(std::string_view resource, std::string_view type) 
   ++watch_events_[key];
 }
 
+void Metrics::CountWatchRestart(std::string_view resource, std::string_view reason) {
+  const std::string key = Labels({{"resource", resource}, {"reason", reason}});
+  std::lock_guard lock(mu_);
+  ++watch_restarts_[key];
+}
+
 void Metrics::CountSnapshot(std::size_t objects) {
   std::lock_guard lock(mu_);
   ++snapshots_;
@@ -231,6 +237,8 @@ std::string Metrics::Render() const {
            watch_lists_);
     Family(out, "rdma_webhook_watch_events_total", "counter", "Watch events, by type.",
            watch_events_);
+    Family(out, "rdma_webhook_watch_restarts_total", "counter",
+           "Watches of a resource that ended and were started again, by reason.", watch_restarts_);
     out +=
         "# HELP rdma_webhook_cluster_snapshots_total Snapshots of the cluster's objects "
         "published to the webhook.\n# TYPE rdma_webhook_cluster_snapshots_total counter\n"

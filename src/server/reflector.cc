@@ -112,6 +112,10 @@ bool Reflector::KeepThroughRefusal() {
   return now - *refused_since_ < options_.absent_retry;
 }
 
+bool Reflector::ForbiddenLong() const {
+  return forbidden_since_ && env_.Now() - *forbidden_since_ >= options_.absent_retry;
+}
+
 void Reflector::Enter(State state, const nlohmann::json& fields) {
   const bool was = state_ == state;
   state_ = state;
@@ -120,7 +124,10 @@ void Reflector::Enter(State state, const nlohmann::json& fields) {
     settled_ = true;
     hooks_.settled();
   }
-  if (was && state != State::kFailing) return;
+  // A 403 first logged as a warning is logged again, as an error, once it has lasted longer
+  // than --watch-absent-retry.
+  const bool escalate = state == State::kForbidden && !forbidden_error_logged_ && ForbiddenLong();
+  if (was && state != State::kFailing && !escalate) return;
   nlohmann::json f = fields;
   f["resource"] = name_;
   switch (state) {
@@ -138,11 +145,23 @@ void Reflector::Enter(State state, const nlohmann::json& fields) {
       f["retrySeconds"] = std::chrono::duration<double>(options_.absent_retry).count();
       f["missing"] = "get, list, watch on " + std::string(kind_.resource) + " in API group " +
                      std::string(kind_.group);
-      env_.Log(Level::kError,
-               "cluster watch: RBAC forbids this ServiceAccount to list the resource; the policy "
-               "alone decides what its objects would (grant the missing verbs in the chart's "
-               "ClusterRole); asking again later",
-               f);
+      // A first 403 may be a restarted API server whose RBAC caches are not filled yet (a kind
+      // never listed has no objects to keep through it): a warning, and an error only when it
+      // lasts longer than the retry period.
+      forbidden_error_logged_ = ForbiddenLong();
+      if (forbidden_error_logged_)
+        env_.Log(Level::kError,
+                 "cluster watch: RBAC forbids this ServiceAccount to list the resource; the "
+                 "policy alone decides what its objects would (grant the missing verbs in the "
+                 "chart's ClusterRole); asking again later",
+                 f);
+      else
+        env_.Log(Level::kWarn,
+                 "cluster watch: RBAC forbids this ServiceAccount to list the resource, for now "
+                 "(an API server that has just started refuses for a moment); the policy alone "
+                 "decides what its objects would; asking again after retrySeconds, and an error if "
+                 "it lasts",
+                 f);
       break;
     case State::kFailing:
       // Every failure is logged: the backoff spaces them to one per 30 s at most.
@@ -170,6 +189,10 @@ net::awaitable<Reflector::State> Reflector::List() {
     }
     if (answer.status == 404 || answer.status == 403) {
       const bool absent = answer.status == 404;
+      if (absent)
+        forbidden_since_.reset();
+      else if (!forbidden_since_)
+        forbidden_since_ = env_.Now();
       metrics_.CountWatchList(name_, absent ? "absent" : "forbidden");
       if (KeepThroughRefusal()) {
         Enter(
@@ -222,6 +245,8 @@ net::awaitable<Reflector::State> Reflector::List() {
   metrics_.CountWatchList(name_, "ok");
   holds_listing_ = true;
   refused_since_.reset();
+  forbidden_since_.reset();
+  forbidden_error_logged_ = false;
   resource_version_ = std::move(version);
   Touch();
   co_return State::kListed;
@@ -281,6 +306,9 @@ net::awaitable<Reflector::WatchEnd> Reflector::Watch() {
     // 403 or 404 here: RBAC or the CRD changed since the LIST, which says which.
     end = answer.status == 403 || answer.status == 404 ? WatchEnd::kRelist : WatchEnd::kBroken;
   }
+  metrics_.CountWatchRestart(name_, end == WatchEnd::kTimedOut ? "eof"
+                                    : end == WatchEnd::kGone   ? "gone"
+                                                               : "error");
   if (end == WatchEnd::kBroken || end == WatchEnd::kRelist) {
     env_.Log(end == WatchEnd::kRelist ? Level::kWarn : Level::kInfo,
              end == WatchEnd::kRelist ? "cluster watch: watch ended; listing again"

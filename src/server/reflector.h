@@ -5,7 +5,8 @@
 // jitter from the last resourceVersion; 404 (the CRD is not installed) and 403 (RBAC) are logged
 // once and asked again on a slow period, except right after a listing: an API server that has
 // just started refuses for a moment, and the objects listed are kept through a refusal shorter
-// than --watch-absent-retry. Never throws out of Run.
+// than --watch-absent-retry. A 403 is a warning until it has lasted that long, then an error.
+// Never throws out of Run.
 #include <chrono>
 #include <functional>
 #include <optional>
@@ -54,6 +55,8 @@ class Reflector {
   boost::asio::awaitable<void> Sleep(std::chrono::milliseconds how_long);
   std::chrono::milliseconds NextBackoff();
   bool KeepThroughRefusal();
+  // 403s have come in a row for longer than --watch-absent-retry.
+  bool ForbiddenLong() const;
   void Enter(State state, const nlohmann::json& fields);
   void Touch();
   void Changed();
@@ -74,6 +77,10 @@ class Reflector {
   // that followed it began.
   bool holds_listing_ = false;
   std::optional<std::chrono::system_clock::time_point> refused_since_;
+  // When the 403s in a row began (reset by a listing or a 404), and whether the error line
+  // that says they lasted was written.
+  std::optional<std::chrono::system_clock::time_point> forbidden_since_;
+  bool forbidden_error_logged_ = false;
   std::minstd_rand random_;
 };
 

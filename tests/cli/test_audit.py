@@ -268,3 +268,56 @@ def test_as_kubectl_plugin(cluster, tmp_path):
     proc = subprocess.run([str(link), "audit", "--help"], capture_output=True, text=True,
                           env=cluster.env, timeout=30)
     assert proc.returncode == 0 and "kubectl rdma audit" in proc.stdout
+
+
+# A CRD's row under API_RESOURCES' header: the cells start at the header's offsets (APIVERSION at
+# 28, KIND at 54), as the parser reads them.
+INFERENCE_POOLS = ("inferencepools".ljust(28) + "serving.example.com/v1".ljust(26) +
+                   "InferencePool\n")
+
+
+def inference_pool(name, ns):
+    """An object of a kind no row knows, its pod template found by shape (docs/policy.md#kinds):
+    a GPU container on the shared device without IPC_LOCK."""
+    c = {"name": "engine", "image": "registry.example.com/serve:1",
+         "resources": {"limits": {"nvidia.com/gpu": 8, "rdma/hca_shared_devices_a": 1}},
+         "volumeMounts": [{"name": "dshm", "mountPath": "/dev/shm"}]}
+    spec = {"containers": [c], "volumes": [{"name": "dshm", "emptyDir": {"medium": "Memory"}}]}
+    return {"apiVersion": "serving.example.com/v1", "kind": "InferencePool",
+            "metadata": {"name": name, "namespace": ns},
+            "spec": {"engine": {"template": {"spec": spec}}}}
+
+
+@pytest.mark.parametrize("named", ["InferencePool.serving.example.com",
+                                   "inferencepools.serving.example.com"])
+def test_kinds_outside_the_table_are_listed_and_judged_by_shape(cluster, named):
+    cluster.put("api-resources.txt", API_RESOURCES + INFERENCE_POOLS)
+    cluster.workloads([inference_pool("pool", "team-a")])
+    r = cluster.audit("-A", "-o", "json", "--policy", POLICIES / "off.yaml",
+                      "--kinds", f"{named},Widget.example.com")
+    assert r.rc == 1, r
+    get = cluster.get_call()
+    assert get[get.index("get") + 1] == SERVED + ",inferencepools.serving.example.com", get
+    (res,) = r.json()["results"]
+    assert res["source"] == "team-a/InferencePool/pool", res
+    assert [f["rule"] for f in res["findings"]] == ["ipc-lock-missing"], res
+    assert any("found by shape at /spec/engine/template" in e for e in res["evidence"]), res
+    kinds = r.json()["kinds"]
+    assert "inferencepools.serving.example.com" in kinds["listed"], kinds
+    assert {"group": "example.com", "kind": "Widget",
+            "reason": "not served by the cluster"} in kinds["skipped"], kinds
+
+
+def test_without_kinds_a_kind_outside_the_table_is_not_listed(cluster):
+    cluster.put("api-resources.txt", API_RESOURCES + INFERENCE_POOLS)
+    r = cluster.audit("-A", "-o", "json", "--policy", POLICIES / "off.yaml")
+    assert r.rc == 0, r
+    get = cluster.get_call()
+    assert "inferencepools" not in get[get.index("get") + 1], get
+
+
+@pytest.mark.parametrize("bad", ["", ".example.com", "Widget."])
+def test_a_kinds_entry_that_names_no_kind_is_an_error(cluster, bad):
+    r = cluster.audit("-A", "--kinds", bad)
+    assert r.rc == 2 and "--kinds" in r.err, r
+    assert not [c for c in cluster.calls() if "get" in c], cluster.calls()

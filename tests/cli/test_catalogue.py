@@ -211,6 +211,18 @@ def test_without_the_template_the_claim_is_unknown_and_quiet(cluster, tmp_path):
                for e in res["evidence"]), r
 
 
+@pytest.mark.parametrize("ifname", ["vfnet0", "net1", "ens8f0v1"])
+def test_an_interface_an_unknown_claim_may_bring_is_not_reported_as_not_attached(
+        cluster, tmp_path, ifname):
+    """dra-driver-sriov names the VFs it moves in vfnet0, vfnet1; any name may be a driver's."""
+    d = dra_pod()
+    m.c0(d)["env"] = [{"name": "NCCL_SOCKET_IFNAME", "value": ifname}]
+    p = tmp_path / "pod.yaml"
+    p.write_text(dump_docs([d]))
+    res = checked(cluster.run("check", "-o", "json", p))
+    assert (res["path"], res["findings"]) == ("unknown", []), res
+
+
 def test_cluster_supplies_the_class_and_the_file_the_template(cluster, tmp_path):
     cluster.put(f"{DEVICECLASSES}.json", kubectl_list([DRANET_CLASS]))
     p = tmp_path / "job.yaml"
@@ -241,3 +253,43 @@ def test_audit_reads_claims_from_the_cluster(cluster):
     assert r.rc == 1, r
     (res,) = r.json()["results"]
     assert (res["path"], [f["rule"] for f in res["findings"]]) == ("dra", ["ipc-lock-missing"]), r
+
+
+def dpdk_nad(config):
+    return {"apiVersion": "k8s.cni.cncf.io/v1", "kind": "NetworkAttachmentDefinition",
+            "metadata": {"name": "dpdk-net", "namespace": "team-a", "annotations": {
+                "k8s.v1.cni.cncf.io/resourceName": "intel.com/intel_sriov_dpdk"}},
+            "spec": {"config": config}}
+
+
+def pod_on_dpdk_net():
+    """A GPU pod on a VF pool the policy does not know, with NCCL's IB off and no IPC_LOCK."""
+    d = m.sriov()
+    d["metadata"]["annotations"] = {m.NET_KEY: "dpdk-net"}
+    c = m.c0(d)
+    c["resources"] = {"limits": {"nvidia.com/gpu": 1, "intel.com/intel_sriov_dpdk": 1}}
+    c["env"] = [{"name": "NCCL_IB_DISABLE", "value": "1"}]
+    c.pop("securityContext")
+    return d
+
+
+@pytest.mark.parametrize("config, severity", [
+    ('{"cniVersion":"1.0.0","name":"dpdk-net","type":"sriov","vlan":100}', "warning"),
+    ('{"cniVersion":"1.0.0","name":"dpdk-net","type":"ib-sriov"}', "error"),
+])
+def test_an_sriov_nad_that_does_not_say_rdma_never_denies(cluster, tmp_path, config, severity):
+    """sriov-cni's config is the same for a VF bound to vfio-pci (DPDK), which has no RDMA: what
+    rests on that NAD alone is a warning; an InfiniBand VF is RDMA, and its errors stay."""
+    p = tmp_path / "pod.yaml"
+    p.write_text(dump_docs([dpdk_nad(config), pod_on_dpdk_net()]))
+    r = cluster.run("check", "-o", "json", p)
+    assert r.rc == (1 if severity == "error" else 0), r
+    res = checked(r)
+    assert res["path"] == "sriov", res
+    assert [(f["rule"], f["severity"]) for f in res["findings"]] == [
+        ("ib-disabled-with-rdma", severity)], res
+    assumed = "RDMA assumed" in res["findings"][0]["message"]
+    assert assumed == (severity == "warning"), res
+    assert any("NAD team-a/dpdk-net (the inputs) says sriov, resource "
+               "intel.com/intel_sriov_dpdk: RDMA assumed" in e
+               for e in res["evidence"]) == (severity == "warning"), res

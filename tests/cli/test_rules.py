@@ -10,14 +10,16 @@ import manifests as m
 from conftest import check, rules_of, workload_results
 
 # v2: hostnetwork-dns is a warning for a GPU pod without a sign of RDMA; vf-without-network is
-# an error on RoCE and a warning where the fabric is InfiniBand or not known.
+# an error on RoCE and a warning where the fabric is InfiniBand or not known. Errors that rest on
+# the pod's RDMA are warnings where only a NAD that does not say RDMA makes it so (docs/dra.md).
 SEVERITY = {
     "hostnetwork-dns": ("error", "warning"), "ipc-lock-missing": ("error", "warning"),
     "ifname-not-attached": "error", "legacy-network-key": "error",
-    "vf-without-network": ("error", "warning"), "rdma-device-hostpath": "error",
-    "network-without-vf": "error", "ib-disabled-with-rdma": "error",
-    "hostnetwork-with-network-annotation": "error", "mixed-paths": "error",
-    "path-not-allowed": "error", "gid-index-mismatch": "error", "policy-conflict": "error",
+    "vf-without-network": ("error", "warning"), "rdma-device-hostpath": ("error", "warning"),
+    "network-without-vf": "error", "ib-disabled-with-rdma": ("error", "warning"),
+    "hostnetwork-with-network-annotation": "error", "mixed-paths": ("error", "warning"),
+    "path-not-allowed": ("error", "warning"), "gid-index-mismatch": "error",
+    "policy-conflict": "error",
     "invalid-nccl-value": "error", "privileged-rdma": "warning", "non-root-ipc-lock": "warning",
     "rdma-device-missing": "warning", "hostnetwork-fixed-port": "warning",
     "shm-too-small": "warning", "gang-incomplete": "warning", "gid-index-on-ib": "warning",

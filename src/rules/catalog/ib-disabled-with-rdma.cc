@@ -11,12 +11,13 @@ void IbDisabledWithRdma(const Context& ctx, const Rule& rule, Findings& out) {
     for (const auto* c : f.gpu) {
       if (!DisablesIb(*c)) continue;
       const auto* v = c->FindEnv("NCCL_IB_DISABLE");
-      rule.Report(out, EnvPointer(*c, *v),
-                  "container '" + c->name + "' sets NCCL_IB_DISABLE=" + *v->value +
-                      " while the pod claims RDMA devices or attaches an RDMA network: NCCL "
-                      "falls back to TCP sockets and the RDMA NIC sits idle.",
-                  "set NCCL_IB_DISABLE=0 (or remove it), or drop the RDMA resources and network "
-                  "if TCP is intended");
+      rule.ReportOnRdma(
+          f, out, EnvPointer(*c, *v),
+          "container '" + c->name + "' sets NCCL_IB_DISABLE=" + *v->value +
+              " while the pod claims RDMA devices or attaches an RDMA network: NCCL "
+              "falls back to TCP sockets and the RDMA NIC sits idle.",
+          "set NCCL_IB_DISABLE=0 (or remove it), or drop the RDMA resources and network "
+          "if TCP is intended");
     }
   }
 }

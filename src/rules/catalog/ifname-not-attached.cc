@@ -8,8 +8,11 @@ namespace {
 void IfnameNotAttached(const Context& ctx, const Rule& rule, Findings& out) {
   for (const auto& f : ctx.templates) {
     // The platform's NICs (GKE multi-networking) are not in a Multus annotation, and a DRA
-    // driver's NICs keep names that vary with the allocation.
-    if (f.t->host_network || !f.networks.platform.empty() || !f.networks.dra.nic.empty()) continue;
+    // claim that may hold NICs (of any driver, or one whose template or class is not found)
+    // brings interfaces named per allocation (`vfnet0`): the value may well name one of them.
+    if (f.t->host_network || !f.networks.platform.empty() ||
+        !f.networks.dra.unnamed_interfaces.empty())
+      continue;
     for (const auto* c : f.gpu) {
       const auto* v = c->FindEnv("NCCL_SOCKET_IFNAME");
       if (v == nullptr || !v->value || v->value->empty() || v->value->front() == '^') continue;

@@ -21,11 +21,12 @@ void IpcLockMissing(const Context& ctx, const Rule& rule, Findings& out) {
                       "securityContext.capabilities.add");
         continue;
       }
-      rule.Report(out, c->pointer + "/securityContext",
-                  "container '" + c->name +
-                      "' uses RDMA but does not add IPC_LOCK: memory registration pins pages past "
-                      "RLIMIT_MEMLOCK and fails, so NCCL cannot use the NIC.",
-                  "add IPC_LOCK to securityContext.capabilities.add");
+      rule.ReportOnRdma(
+          f, out, c->pointer + "/securityContext",
+          "container '" + c->name +
+              "' uses RDMA but does not add IPC_LOCK: memory registration pins pages past "
+              "RLIMIT_MEMLOCK and fails, so NCCL cannot use the NIC.",
+          "add IPC_LOCK to securityContext.capabilities.add");
     }
 }
 

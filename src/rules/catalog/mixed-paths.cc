@@ -12,8 +12,10 @@ void MixedPaths(const Context& ctx, const Rule& rule, Findings& out) {
   std::string list;
   std::string pointer;
   Path first = Path::kNone;
+  std::string assumed;  // a template's path that rests on a NAD not saying RDMA
   for (const auto& f : ctx.templates) {
     if (f.path == Path::kNone || f.path == Path::kUnknown) continue;
+    if (assumed.empty()) assumed = f.rdma_assumed;
     list +=
         (list.empty() ? "" : ", ") + f.t->pointer + " → " + std::string(policy::ToString(f.path));
     if (first == Path::kNone)
@@ -21,12 +23,13 @@ void MixedPaths(const Context& ctx, const Rule& rule, Findings& out) {
     else if (pointer.empty() && f.path != first)
       pointer = f.t->SpecPointer();
   }
-  rule.Report(out, pointer,
-              "the GPU templates of this workload take different access paths (" + list +
-                  "): ranks on different paths cannot form one NCCL ring over RDMA, so the job "
-                  "hangs in rendezvous or falls back to TCP.",
-              "give every GPU template the same path (same hostNetwork, resources and network "
-              "annotation)");
+  rule.ReportOnRdma(
+      assumed, out, pointer,
+      "the GPU templates of this workload take different access paths (" + list +
+          "): ranks on different paths cannot form one NCCL ring over RDMA, so the job "
+          "hangs in rendezvous or falls back to TCP.",
+      "give every GPU template the same path (same hostNetwork, resources and network "
+      "annotation)");
 }
 
 }  // namespace

@@ -16,13 +16,14 @@ void RdmaDeviceHostpath(const Context& ctx, const Rule& rule, Findings& out) {
       // Any grant, even one we cannot be sure of (a DRA claim of unknown kind), keeps this
       // error quiet: never deny on a guess.
       if (!FindDeviceGrant(*c, *f.t, ctx.policy, PlatformOrDraNics(f)).what.empty()) continue;
-      rule.Report(out, mount.pointer,
-                  "container '" + c->name +
-                      "' gets /dev/infiniband only through a hostPath volume: the device nodes "
-                      "appear, but the container's device cgroup still denies the verbs "
-                      "devices, so NCCL reports 'NET/IB : No device found' and uses sockets.",
-                  "claim an RDMA device resource (e.g. " + ExampleDeviceResource(ctx) +
-                      ": 1) instead of the hostPath, or use a DRA claim");
+      rule.ReportOnRdma(
+          f, out, mount.pointer,
+          "container '" + c->name +
+              "' gets /dev/infiniband only through a hostPath volume: the device nodes "
+              "appear, but the container's device cgroup still denies the verbs "
+              "devices, so NCCL reports 'NET/IB : No device found' and uses sockets.",
+          "claim an RDMA device resource (e.g. " + ExampleDeviceResource(ctx) +
+              ": 1) instead of the hostPath, or use a DRA claim");
     }
 }
 

@@ -54,6 +54,20 @@ TEST(ReadNad, AVfTheConfigNamesItselfOrNoResourceNeedsNoClaim) {
               NadNics::kRdma);
 }
 
+TEST(ReadNad, OnlyAnInfinibandVfOrTheRdmaPluginSaysRdma) {
+  // sriov-cni and host-device move a VF bound to vfio-pci (DPDK) with the same config.
+  for (const char* config : {R"({"type":"sriov","vlan":100})", R"({"type":"host-device"})"}) {
+    const auto v = ReadNad(Nad("intel.com/intel_sriov_dpdk", config));
+    EXPECT_EQ(v.nics, NadNics::kRdma) << config;
+    EXPECT_FALSE(v.rdma_stated) << config;
+  }
+  for (const char* config :
+       {R"({"type":"ib-sriov"})", R"({"plugins":[{"type":"sriov"},{"type":"rdma"}]})",
+        R"({"plugins":[{"type":"macvlan"},{"type":"rdma"}]})"})
+    EXPECT_TRUE(ReadNad(Nad("rdma/vf", config)).rdma_stated) << config;
+  EXPECT_FALSE(ReadNad(Nad("", R"({"type":"macvlan"})")).rdma_stated);
+}
+
 struct Unreadable {
   const char* name;
   json config;

@@ -244,6 +244,65 @@ TEST(MutateTrainJob, WhatOnlyTheRuntimeCanCarryIsAFindingNamingIt) {
   EXPECT_NE(m.result.dump().find("IPC_LOCK"), std::string::npos);
 }
 
+// The runtime's node container gets its GPUs through a DRA claim. Trainer drops a container's
+// resources.claims whenever spec.trainer.resourcesPerNode is set (v2.0 to v2.2 replace the
+// resources with it, v2.3.0 keeps only limits and requests), so a resourcesPerNode the webhook
+// created would take the GPUs away: the resource the mode adds is for the runtime to carry.
+TEST(MutateTrainJob, AResourcesPerNodeIsNotCreatedOverTheRuntimesDraClaims) {
+  const json runtime = Yaml(Runtime(R"(                      resources:
+                        limits: {cpu: "8"}
+                        claims: [{name: gpus}]
+                  resourceClaims: [{name: gpus, resourceClaimTemplateName: gpus}]
+)"));
+  std::vector<json> objects;
+  for (auto& d : codec::ParseStream(R"(apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu.nvidia.com}
+spec:
+  selectors: [{cel: {expression: 'device.driver == "gpu.nvidia.com"'}}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: gpus, namespace: shared}
+spec:
+  spec:
+    devices:
+      requests: [{name: gpu, exactly: {deviceClassName: gpu.nvidia.com, count: 8}}]
+)"))
+    objects.push_back(std::move(*d.value));
+  const auto catalogue = catalogue::Catalogue::From(objects, catalogue::Source::kInputs);
+  json job = Yaml(Job("shared"));
+  job["spec"]["trainer"].erase("resourcesPerNode");
+  const Mutation m = MutateTrainJob(job, runtime, workload::ReadRuntimeRef(job, "default"),
+                                    TestPolicy(), "default", catalogue);
+  EXPECT_FALSE(m.result["spec"]["trainer"].contains("resourcesPerNode")) << m.result.dump();
+  for (auto rule : {workload::ResourcesPerNode::kReplace, workload::ResourcesPerNode::kMerge}) {
+    const json pod = Rendered(m.result, runtime, rule);
+    EXPECT_EQ(pod["spec"]["containers"][0]["resources"]["claims"], Yaml("[{name: gpus}]"))
+        << pod.dump();
+  }
+  bool named = false;
+  for (const auto& f : m.overrides)
+    named = named || (f.rule == "trainer-runtime-no-rdma-path" &&
+                      f.message.find("resources.claims") != std::string::npos &&
+                      f.message.find("rdma/hca_shared_devices_a") != std::string::npos &&
+                      f.message.find("ClusterTrainingRuntime 'torch'") != std::string::npos);
+  EXPECT_TRUE(named) << m.overrides.size();
+  // The claim is still what the pod's GPUs come from: the mutation added IPC_LOCK all the same.
+  EXPECT_NE(m.result.dump().find("IPC_LOCK"), std::string::npos) << m.result.dump();
+}
+
+// A claim the TrainJob's own resourcesPerNode names is the user's to keep: the webhook sets the
+// resources it adds one by one beside it.
+TEST(MutateTrainJob, TheResourcesPerNodeClaimsOfTheTrainJobSurvive) {
+  json job = Yaml(Job("sriov"));
+  job["spec"]["trainer"]["resourcesPerNode"]["claims"] = Yaml("[{name: nics}]");
+  const Mutation m = MutateJob(job, Yaml(Runtime()));
+  const json& rpn = m.result["spec"]["trainer"]["resourcesPerNode"];
+  EXPECT_EQ(rpn["limits"]["rdma/vf"], "1") << rpn.dump();
+  EXPECT_EQ(rpn["claims"], Yaml("[{name: nics}]")) << rpn.dump();
+}
+
 TEST(MutateTrainJob, OffNamespaceIsLeftAlone) {
   const json job = Yaml(Job("default"));
   const Mutation m = MutateJob(job, Yaml(Runtime()));

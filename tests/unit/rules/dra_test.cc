@@ -248,6 +248,30 @@ TEST(Dra, NoDevicePluginVfIsInjectedNextToDraNics) {
   EXPECT_FALSE(c.a.templates[0].plan.applies);
 }
 
+// NCCL_SOCKET_IFNAME naming an interface a DRA claim may bring (dra-driver-sriov's standalone
+// mode names them vfnet0, vfnet1): "not attached" would deny on a guess.
+const std::string kIfnameVfnet = "    env: [{name: NCCL_SOCKET_IFNAME, value: vfnet0}]\n";
+
+TEST(Dra, AnInterfaceAnUnreadableClaimMayBringIsNotReportedAsNotAttached) {
+  const Case c("team-a", kDranetClass, kIpcLock + kIfnameVfnet);
+  EXPECT_EQ(c.d.path, Path::kUnknown) << c.AllEvidence();
+  EXPECT_FALSE(c.Fired("ifname-not-attached")) << c.AllFindings();
+}
+
+TEST(Dra, AnInterfaceOfAClaimOfNicsWithoutRdmaIsNotReportedAsNotAttached) {
+  // dranet's NIC without rdma required: no RDMA path, but a netdev whose name is dranet's.
+  const Case c("team-a", std::string(kDranetClass) + "---\n" + Template("devs", kPlainNicRequest),
+               kIpcLock + kIfnameVfnet);
+  EXPECT_EQ(c.d.path, Path::kNone) << c.AllEvidence();
+  EXPECT_FALSE(c.Fired("ifname-not-attached")) << c.AllFindings();
+}
+
+TEST(Dra, AClaimOfGpusAloneBringsNoInterfaceAndTheIfnameIsStillJudged) {
+  const Case c("team-a", std::string(kDranetClass) + "---\n" + Template("devs", kGpuRequest),
+               kIpcLock + kIfnameVfnet, "{}");
+  EXPECT_TRUE(c.Fired("ifname-not-attached")) << c.AllFindings();
+}
+
 TEST(Dra, NothingIsPlannedNextToAClaimThatCannotBeRead) {
   const Case c("sriov-ns", kDranetClass, kIpcLock);
   EXPECT_EQ(c.d.path, Path::kUnknown);
@@ -402,6 +426,16 @@ TEST(DraRules, AChannelClaimOrASinglePodOrAnotherNamespaceNeedsNoImexWarning) {
   std::string elsewhere = kComputeDomain;
   elsewhere.replace(elsewhere.find("team-a"), 6, "team-b");
   EXPECT_TRUE(Judged(elsewhere, GpuJob(2, "", "")).d.findings.empty());
+}
+
+TEST(DraRules, AnImexChannelClaimBringsNoInterfaceAndTheIfnameIsStillJudged) {
+  // The channel's template is not among the inputs: unknown devices, but a ComputeDomain says
+  // it is an IMEX channel, which no NCCL_SOCKET_IFNAME can name.
+  const std::string channel =
+      "      resourceClaims: [{name: imex, resourceClaimTemplateName: nvl72-channel}]\n";
+  std::string job = GpuJob(2, channel, ", claims: [{name: imex}]");
+  job += "        env: [{name: NCCL_SOCKET_IFNAME, value: vfnet0}]\n";
+  EXPECT_EQ(Judged(kComputeDomain, job).Rules(), std::vector<std::string>{"ifname-not-attached"});
 }
 
 }  // namespace rw::rules

@@ -26,6 +26,8 @@ namespaces:
   - names: [sriov-ns]
     mode: sriov
     sriov: {networks: [{network: sriov-rdma-net, interface: eth1}]}
+  - names: [host-ns]
+    mode: hostNetwork
   - names: [shared-ns]
     mode: shared
     shared: {resource: rdma/hca_shared_devices_a}
@@ -229,6 +231,64 @@ TEST(Nads, ASharedDeviceIsClaimedByEveryGpuContainer) {
     ASSERT_NE(e, nullptr) << c;
     EXPECT_EQ(e->value, "1");
   }
+}
+
+// A NAD of type sriov alone does not say RDMA: the same config serves a VF bound to vfio-pci for
+// DPDK. What rests on it alone is a warning naming the assumption, never a denial.
+const std::string kDpdkNad =
+    Nad("team-a", "dpdk", "intel.com/intel_sriov_dpdk", R"({"type":"sriov","vlan":100})");
+const std::string kDpdkLimits = "{nvidia.com/gpu: 1, intel.com/intel_sriov_dpdk: 1}";
+// A second GPU container without IPC_LOCK (its /dev/shm in memory), and NCCL_IB_DISABLE=1 in
+// the first.
+const std::string kIbOffAndNoIpcLock =
+    "    env: [{name: NCCL_IB_DISABLE, value: '1'}]\n"
+    "  - name: second\n    image: x\n    resources: {limits: {nvidia.com/gpu: 1}}\n"
+    "    volumeMounts: [{name: dshm, mountPath: /dev/shm}]\n";
+
+std::vector<std::pair<std::string, Severity>> Judged(const Pod& p) {
+  std::vector<std::pair<std::string, Severity>> out;
+  for (const auto& f : p.d.findings) out.emplace_back(f.rule, f.severity);
+  return out;
+}
+
+TEST(Nads, ErrorsThatRestOnAnSriovNadNotSayingRdmaAreWarnings) {
+  const Pod p("team-a", "dpdk@net1", kDpdkNad, kDpdkLimits, Source::kInputs, {},
+              kIbOffAndNoIpcLock);
+  EXPECT_EQ(p.d.path, Path::kSriov) << p.AllEvidence();
+  EXPECT_TRUE(p.Evidence("says sriov, resource intel.com/intel_sriov_dpdk: RDMA assumed"))
+      << p.AllEvidence();
+  const std::vector<std::pair<std::string, Severity>> want{
+      {"ipc-lock-missing", Severity::kWarning}, {"ib-disabled-with-rdma", Severity::kWarning}};
+  EXPECT_EQ(Judged(p), want);
+  for (const auto& f : p.d.findings)
+    EXPECT_NE(f.message.find("(NAD team-a/dpdk: sriov, RDMA assumed"), std::string::npos)
+        << f.message;
+}
+
+TEST(Nads, AnInfinibandNadOrThePoliciesVfKeepsTheErrors) {
+  const std::string ib =
+      Nad("team-a", "dpdk", "intel.com/intel_sriov_dpdk", R"({"type":"ib-sriov"})");
+  const std::vector<std::pair<std::string, Severity>> want{
+      {"ipc-lock-missing", Severity::kError}, {"ib-disabled-with-rdma", Severity::kError}};
+  EXPECT_EQ(
+      Judged(Pod("team-a", "dpdk@net1", ib, kDpdkLimits, Source::kInputs, {}, kIbOffAndNoIpcLock)),
+      want);
+  // rdma/vf is the policy's VF resource: the policy says RDMA, whatever the NAD leaves open.
+  EXPECT_EQ(Judged(Pod("team-a", "dpdk@net1", kDpdkNad,
+                       "{nvidia.com/gpu: 1, intel.com/intel_sriov_dpdk: 1, rdma/vf: 1}",
+                       Source::kInputs, {}, kIbOffAndNoIpcLock)),
+            want);
+}
+
+TEST(Nads, APathOnlyAnSriovNadNotSayingRdmaMakesIsAllowedWithAWarning) {
+  std::string nad = kDpdkNad;
+  nad.replace(nad.find("team-a"), 6, "host-ns");
+  std::string limits = kDpdkLimits;
+  const Pod p("host-ns", "dpdk@net1", nad, limits);
+  ASSERT_EQ(p.d.path, Path::kSriov) << p.AllEvidence();
+  const std::vector<std::pair<std::string, Severity>> want{
+      {"path-not-allowed", Severity::kWarning}};
+  EXPECT_EQ(Judged(p), want);
 }
 
 }  // namespace

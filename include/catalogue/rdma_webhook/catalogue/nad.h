@@ -42,6 +42,12 @@ struct NadView {
   // takes the VF Multus finds among the pod's devices of `resource`, and without one the CNI
   // ADD fails ("VF pci addr is required"). Only then is an unclaimed resource certain to break.
   bool needs_device = false;
+  // The config itself says the attachment is RDMA: an InfiniBand VF (`ib-sriov`: IB has no
+  // netdev-only use) or the `rdma` plugin in the chain. `sriov` and `host-device` alone do not
+  // say: the same config moves a VF bound to vfio-pci for DPDK, which has no RDMA device, and
+  // sriov-cni finds that out from the VF's driver on the node, never from the config
+  // (docs/dra.md#when-a-nad-does-not-say-rdma). kRdma without it is RDMA assumed.
+  bool rdma_stated = false;
   // "sriov", "macvlan + rdma": the types as the evidence shows them.
   std::string Types() const;
 };

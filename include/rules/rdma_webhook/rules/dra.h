@@ -30,7 +30,13 @@ struct TemplateDra {
   std::vector<std::string> channel_claims;
   std::vector<std::string> compute_domains;  // ComputeDomains of the pod's namespace, by name
   bool unknown = false;                      // some claim's devices could not be read
-  std::vector<std::string> evidence;         // one line per claim and per extended resource
+  // Pod-level claims (and "container '<name>' <resource>" for DRA extended resources) whose
+  // devices may be network interfaces: unknown ones, NICs of any driver and devices of a driver
+  // the policy does not list. Their drivers name the interfaces per allocation (`vfnet0`,
+  // dranet's host names), so the pod's interface list is not known. GPU claims and the IMEX
+  // channel claims of a ComputeDomain bring none.
+  std::vector<std::string> unnamed_interfaces;
+  std::vector<std::string> evidence;  // one line per claim and per extended resource
   bool Empty() const { return evidence.empty(); }
 };
 

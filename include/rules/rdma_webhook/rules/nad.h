@@ -21,7 +21,11 @@ struct AttachedNetwork {
   // A NAD decided, and its SR-IOV CNI takes a device of `resource` the pod must claim
   // (catalogue::NadView::needs_device).
   bool needs_device = false;
-  std::string nad;  // "ns/name" of the NAD that decided, "" otherwise
+  // A NAD made it RDMA without saying so (catalogue::NadView::rdma_stated): `sriov` or
+  // `host-device` alone, which a DPDK VF's network also is. Errors resting on it are warnings.
+  bool rdma_assumed = false;
+  std::string types;  // the NAD's plugin types ("sriov", "macvlan + rdma"), "" without a NAD
+  std::string nad;    // "ns/name" of the NAD that decided, "" otherwise
   // NADs were listed in the network's namespace (the cluster, never files alone) and this one
   // is not there: Multus cannot find the network and the pod sandbox fails.
   bool missing = false;
@@ -33,6 +37,8 @@ struct TemplateNads {
   // Device resources of the pod's namespace whose NADs need a claimed device (needs_device):
   // a claim of one is a VF even when the policy's resources.vf does not list it.
   std::vector<std::string> vf_resources;
+  // Those of vf_resources whose NADs all leave RDMA assumed.
+  std::vector<std::string> assumed_vf_resources;
   bool RdmaAt(std::size_t i) const { return i < attached.size() && attached[i].rdma; }
   bool IsVfResource(std::string_view r) const;
 };

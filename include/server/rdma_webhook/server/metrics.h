@@ -49,6 +49,10 @@ class Metrics {
   void CountWatchList(std::string_view resource, std::string_view result);
   // type: added, modified, deleted, bookmark, error.
   void CountWatchEvent(std::string_view resource, std::string_view type);
+  // A watch ended and the reflector watches again or lists again. reason: eof (the API server
+  // closed the stream: its timeoutSeconds, or a shutdown), gone (410 Gone: lists again), error
+  // (a broken connection, an error answer or ERROR event, a line that cannot be read).
+  void CountWatchRestart(std::string_view resource, std::string_view reason);
   // The webhook's snapshot of the cluster was rebuilt.
   void CountSnapshot(std::size_t objects);
 
@@ -66,7 +70,7 @@ class Metrics {
   std::uint64_t connection_errors_ = 0;
   std::optional<std::int64_t> certificate_not_after_;
   std::map<std::string, double> watch_synced_, watch_objects_, watch_last_event_;
-  std::map<std::string, std::uint64_t> watch_lists_, watch_events_;
+  std::map<std::string, std::uint64_t> watch_lists_, watch_events_, watch_restarts_;
   std::uint64_t snapshots_ = 0;
   std::size_t snapshot_objects_ = 0;
 };
