@@ -12,9 +12,10 @@ const Row& HostNetwork();
 const Row& Sriov();
 const Row& Shared();
 const Row& Tcp();
+const Row& Dra();
 
 std::span<const Row* const> Rows() {
-  static const std::array kRows{&HostNetwork(), &Sriov(), &Shared(), &Tcp()};
+  static const std::array kRows{&HostNetwork(), &Sriov(), &Shared(), &Tcp(), &Dra()};
   return kRows;
 }
 
@@ -34,8 +35,7 @@ std::vector<std::string> ModeNames() {
 std::vector<std::string> AllowedPathNames() {
   std::vector<std::string> names;
   for (const Row* row : Rows()) names.emplace_back(row->name);
-  for (const Path p : {Path::kPlugin, Path::kDra, Path::kNone, Path::kUnknown})
-    names.emplace_back(ToString(p));
+  for (const Path p : {Path::kPlugin, Path::kNone, Path::kUnknown}) names.emplace_back(ToString(p));
   return names;
 }
 
@@ -52,10 +52,9 @@ Path ModePath(Mode m) {
 }
 
 // The paths that are no mode's, with their names.
-constexpr std::array<std::pair<Path, std::string_view>, 5> kOtherPaths{{
+constexpr std::array<std::pair<Path, std::string_view>, 4> kOtherPaths{{
     {Path::kNone, "none"},
     {Path::kPlugin, "plugin"},
-    {Path::kDra, "dra"},
     {Path::kUnknown, "unknown"},
     {Path::kMixed, "mixed"},
 }};

@@ -185,15 +185,7 @@ bool ThroughPlugin(const workload::PodTemplate&, const policy::Policy&,
   return !nets.plugin.empty() || !nets.dra.plugin.empty();
 }
 
-// A DRA driver moves the NICs into the pod's network namespace (none on the host network, so
-// after hostNetwork).
-bool DraNics(const workload::PodTemplate&, const policy::Policy&, const policy::NamespacePolicy&,
-             const TemplateNetworks& nets) {
-  return !nets.dra.nic.empty();
-}
-
-constexpr OtherPath kOtherPaths[] = {{Path::kPlugin, false, {10, ThroughPlugin}},
-                                     {Path::kDra, true, {50, DraNics}}};
+constexpr OtherPath kOtherPaths[] = {{Path::kPlugin, false, {10, ThroughPlugin}}};
 
 struct Detector {
   Path path;

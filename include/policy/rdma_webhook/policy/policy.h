@@ -13,7 +13,7 @@
 
 namespace rw::policy {
 
-enum class Mode { kOff, kHostNetwork, kSriov, kShared, kTcp };
+enum class Mode { kOff, kHostNetwork, kSriov, kShared, kTcp, kDra };
 enum class Validation { kDeny, kWarn, kOff };
 enum class OnConflict { kReject, kOverride };
 enum class Fabric { kAuto, kRoce, kIb };  // auto: not known, fabric-specific rules stay silent
@@ -64,6 +64,11 @@ struct NamespacePolicy {
     std::string network;
     std::string interface;
   } shared;
+  struct {
+    std::string claim_template;  // a ResourceClaimTemplate of the pod's namespace
+    std::string claim_name = "rdma-nics";
+    std::string socket_ifname;
+  } dra;
   struct {
     Fabric fabric = Fabric::kAuto;
     std::optional<long long> gid_index;  // empty: auto
