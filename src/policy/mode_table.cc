@@ -35,7 +35,8 @@ std::vector<std::string> ModeNames() {
 std::vector<std::string> AllowedPathNames() {
   std::vector<std::string> names;
   for (const Row* row : Rows()) names.emplace_back(row->name);
-  for (const Path p : {Path::kPlugin, Path::kNone, Path::kUnknown}) names.emplace_back(ToString(p));
+  for (const Path p : {Path::kPlugin, Path::kPrivileged, Path::kNone, Path::kUnknown})
+    names.emplace_back(ToString(p));
   return names;
 }
 
@@ -52,9 +53,10 @@ Path ModePath(Mode m) {
 }
 
 // The paths that are no mode's, with their names.
-constexpr std::array<std::pair<Path, std::string_view>, 4> kOtherPaths{{
+constexpr std::array<std::pair<Path, std::string_view>, 5> kOtherPaths{{
     {Path::kNone, "none"},
     {Path::kPlugin, "plugin"},
+    {Path::kPrivileged, "privileged"},
     {Path::kUnknown, "unknown"},
     {Path::kMixed, "mixed"},
 }};

@@ -1,5 +1,7 @@
 // mixed-paths: the templates of one workload take different network paths.
 // Its reference and example: ../docs/mixed-paths.yaml.
+#include <algorithm>
+
 #include "../context.h"
 
 namespace rw::rules {
@@ -21,12 +23,17 @@ void MixedPaths(const Context& ctx, const Rule& rule, Findings& out) {
     else if (pointer.empty() && f.path != first)
       pointer = f.t->SpecPointer();
   }
-  rule.Report(out, pointer,
-              "the GPU templates of this workload take different access paths (" + list +
-                  "): ranks on different paths cannot form one NCCL ring over RDMA, so the job "
-                  "hangs in rendezvous or falls back to TCP.",
-              "give every GPU template the same path (same hostNetwork, resources and network "
-              "annotation)");
+  // privileged is read from a privileged container and NCCL's variables, not from a device the
+  // cluster grants: a split that rests on it is said, never denied.
+  const bool read_from_privileged =
+      std::any_of(ctx.templates.begin(), ctx.templates.end(),
+                  [](const TemplateFacts& f) { return f.path == Path::kPrivileged; });
+  rule.ReportAs(read_from_privileged ? Severity::kWarning : rule.severity, out, pointer,
+                "the GPU templates of this workload take different access paths (" + list +
+                    "): ranks on different paths cannot form one NCCL ring over RDMA, so the "
+                    "job hangs in rendezvous or falls back to TCP.",
+                "give every GPU template the same path (same hostNetwork, resources and "
+                "network annotation)");
 }
 
 }  // namespace

@@ -19,7 +19,19 @@ enum class OnConflict { kReject, kOverride };
 enum class Fabric { kAuto, kRoce, kIb };  // auto: not known, fabric-specific rules stay silent
 // The access path of a pod template or workload (docs/design.md#paths).
 // kDra: RDMA NICs a DRA driver moves into the pod, named by a claim (docs/dra.md).
-enum class Path { kNone, kHostNetwork, kSriov, kShared, kTcp, kPlugin, kUnknown, kMixed, kDra };
+// kPrivileged: InfiniBand reached through a privileged container alone (docs/design.md#paths).
+enum class Path {
+  kNone,
+  kHostNetwork,
+  kSriov,
+  kShared,
+  kTcp,
+  kPlugin,
+  kUnknown,
+  kMixed,
+  kDra,
+  kPrivileged
+};
 // A namespace's `rules:` entry: the severity a rule takes there, or off (dropped).
 enum class RuleLevel { kError, kWarning, kOff };
 
