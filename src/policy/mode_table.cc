@@ -12,9 +12,10 @@ const Row& HostNetwork();
 const Row& Sriov();
 const Row& Shared();
 const Row& Tcp();
+const Row& Dra();
 
 std::span<const Row* const> Rows() {
-  static const std::array kRows{&HostNetwork(), &Sriov(), &Shared(), &Tcp()};
+  static const std::array kRows{&HostNetwork(), &Sriov(), &Shared(), &Tcp(), &Dra()};
   return kRows;
 }
 
@@ -34,7 +35,7 @@ std::vector<std::string> ModeNames() {
 std::vector<std::string> AllowedPathNames() {
   std::vector<std::string> names;
   for (const Row* row : Rows()) names.emplace_back(row->name);
-  for (const Path p : {Path::kPlugin, Path::kDra, Path::kNone, Path::kUnknown})
+  for (const Path p : {Path::kPlugin, Path::kPrivileged, Path::kNone, Path::kUnknown})
     names.emplace_back(ToString(p));
   return names;
 }
@@ -55,7 +56,7 @@ Path ModePath(Mode m) {
 constexpr std::array<std::pair<Path, std::string_view>, 5> kOtherPaths{{
     {Path::kNone, "none"},
     {Path::kPlugin, "plugin"},
-    {Path::kDra, "dra"},
+    {Path::kPrivileged, "privileged"},
     {Path::kUnknown, "unknown"},
     {Path::kMixed, "mixed"},
 }};

@@ -18,8 +18,12 @@ std::string_view ToString(Validation v) {
 
 bool NamespacePolicy::Allows(Path p) const {
   // dra as plugin: no mode makes it, so no namespace could name it before DRA NICs were read;
-  // a job whose driver brings its NICs is never denied for its path.
-  if (p == Path::kNone || p == Path::kUnknown || p == Path::kPlugin || p == Path::kDra) return true;
+  // a job whose driver brings its NICs is never denied for its path. privileged is read from
+  // a privileged container and NCCL's InfiniBand variables, not from a device the cluster
+  // grants: a reading that is not certain never denies.
+  if (p == Path::kNone || p == Path::kUnknown || p == Path::kPlugin || p == Path::kDra ||
+      p == Path::kPrivileged)
+    return true;
   return std::find(allowed_paths.begin(), allowed_paths.end(), p) != allowed_paths.end();
 }
 

@@ -20,8 +20,10 @@ Assessment Assess(const workload::Workload& w, const policy::Policy& policy,
   std::vector<TemplateDra> dra;
   dra.reserve(w.templates.size());
   bool gpus_from_claims = false;
+  const std::string_view policy_nics =
+      ns.mode == policy::Mode::kDra ? std::string_view(ns.dra.claim_template) : std::string_view();
   for (const auto& t : w.templates) {
-    dra.push_back(ReadTemplateDra(t, policy, catalogue, w.ns));
+    dra.push_back(ReadTemplateDra(t, policy, catalogue, w.ns, policy_nics));
     for (const std::size_t i : dra.back().gpu_containers)
       gpus_from_claims = gpus_from_claims || !t.containers[i].gpu;
   }

@@ -28,8 +28,9 @@ struct TemplateFacts {
   long long shared_claimed = 0;
   std::vector<const workload::Container*> gpu;
   std::vector<const workload::Container*> rdma_containers;
-  // "NAD ns/name: sriov, RDMA assumed" when the template's RDMA rests only on NADs that do not
-  // say RDMA (AttachedNetwork::rdma_assumed), "" otherwise: its errors are warnings.
+  // Why the template's RDMA is assumed, "" when it is stated: "NAD ns/name: sriov, RDMA assumed:
+  // ..." when it rests only on NADs that do not say RDMA (AttachedNetwork::rdma_assumed), or the
+  // privileged path's reading from NCCL's variables. Its errors are warnings.
   std::string rdma_assumed;
   const TemplatePlan& plan;
 };
@@ -98,10 +99,7 @@ struct Rule {
       return;
     }
     ReportAs(Severity::kWarning, out, std::move(pointer),
-             std::move(message) + " (" + rdma_assumed +
-                 ": its VF may be bound to vfio-pci for "
-                 "DPDK, with no RDMA)",
-             std::move(fix));
+             std::move(message) + " (" + rdma_assumed + ")", std::move(fix));
   }
   // For rules whose severity depends on a condition (`error / warning` in docs/rules.md).
   void ReportAs(Severity s, Findings& out, std::string pointer, std::string message,

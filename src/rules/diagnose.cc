@@ -185,15 +185,37 @@ bool ThroughPlugin(const workload::PodTemplate&, const policy::Policy&,
   return !nets.plugin.empty() || !nets.dra.plugin.empty();
 }
 
-// A DRA driver moves the NICs into the pod's network namespace (none on the host network, so
-// after hostNetwork).
-bool DraNics(const workload::PodTemplate&, const policy::Policy&, const policy::NamespacePolicy&,
-             const TemplateNetworks& nets) {
-  return !nets.dra.nic.empty();
+// A variable asks NCCL for InfiniBand: an HCA list, IB enabled, or the IB transport named.
+bool AsksForInfiniband(std::string_view name, std::string_view value) {
+  if (name == "NCCL_IB_HCA") return !value.empty();
+  if (name == "NCCL_IB_DISABLE") return nccl::NcclReadsInteger(value) == 0;
+  if (name == "NCCL_NET") return EqualsIgnoreCase(value, "IB");
+  return false;
+}
+
+// A privileged GPU container that asks NCCL for InfiniBand, in a pod with no other path (the
+// last sign tried). Privileged passes every device, /dev/infiniband included, and on an
+// InfiniBand fabric the kernel's shared RDMA namespace mode shows the host's HCAs in every
+// network namespace: AKS and Nebius document InfiniBand pods this way. The variables are needed
+// as well: many GPU pods are privileged for other reasons and never use a NIC.
+bool PrivilegedInfiniband(const workload::PodTemplate& t, const policy::Policy&,
+                          const policy::NamespacePolicy&, const TemplateNetworks&) {
+  return std::any_of(t.containers.begin(), t.containers.end(), [](const workload::Container& c) {
+    if (!c.gpu || !c.privileged) return false;
+    for (const auto& v : c.env)
+      if (v.value && AsksForInfiniband(v.name, *v.value)) return true;
+    const auto assignments = nccl::ParseLauncherArgs(c.argv);
+    if (std::any_of(assignments.begin(), assignments.end(),
+                    [](const auto& a) { return AsksForInfiniband(a.name, a.value); }))
+      return true;
+    return std::any_of(c.mounts.begin(), c.mounts.end(), [](const workload::VolumeMount& m) {
+      return m.mount_path == "/dev/infiniband" || m.mount_path.rfind("/dev/infiniband/", 0) == 0;
+    });
+  });
 }
 
 constexpr OtherPath kOtherPaths[] = {{Path::kPlugin, false, {10, ThroughPlugin}},
-                                     {Path::kDra, true, {50, DraNics}}};
+                                     {Path::kPrivileged, true, {90, PrivilegedInfiniband}}};
 
 struct Detector {
   Path path;

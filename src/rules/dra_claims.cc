@@ -169,7 +169,7 @@ void Record(TemplateDra& out, const workload::PodTemplate& t, Devices devices,
 
 void ReadClaim(const workload::PodTemplate::ResourceClaim& claim, const workload::PodTemplate& t,
                const policy::Policy& policy, const Catalogue& c, std::string_view ns,
-               TemplateDra& out) {
+               std::string_view policy_nics, TemplateDra& out) {
   const std::string_view kind = claim.from_template ? "ResourceClaimTemplate" : "ResourceClaim";
   const std::string object = std::string(kind) + " " + std::string(ns) + "/" + claim.source;
   const std::string named = "DRA claim '" + claim.name + "' (" + object;
@@ -180,6 +180,14 @@ void ReadClaim(const workload::PodTemplate::ResourceClaim& claim, const workload
     return;
   }
   const catalogue::Entry* entry = c.FindEntry(kGroup, kind, ns, claim.source);
+  if (entry == nullptr && claim.from_template && !policy_nics.empty() &&
+      claim.source == policy_nics) {
+    const std::string line = named + "): the namespace policy's dra.claimTemplate (" +
+                             Missing(c, kind, ns) + "): RDMA NICs";
+    Record(out, t, Devices::kRdmaNic, claim.name, line);
+    out.evidence.push_back(line);
+    return;
+  }
   if (entry == nullptr) {
     out.unknown = true;
     AddUnnamedInterfaces(out, claim.name);
@@ -275,9 +283,11 @@ void ReadComputeDomains(const workload::PodTemplate& t, const Catalogue& c, std:
 }  // namespace
 
 TemplateDra ReadTemplateDra(const workload::PodTemplate& t, const policy::Policy& policy,
-                            const catalogue::Catalogue& catalogue, std::string_view ns) {
+                            const catalogue::Catalogue& catalogue, std::string_view ns,
+                            std::string_view policy_nics) {
   TemplateDra out;
-  for (const auto& claim : t.resource_claims) ReadClaim(claim, t, policy, catalogue, ns, out);
+  for (const auto& claim : t.resource_claims)
+    ReadClaim(claim, t, policy, catalogue, ns, policy_nics, out);
   ReadComputeDomains(t, catalogue, ns, out);
   // An IMEX channel is no network interface, whatever its class reads as.
   std::erase_if(out.unnamed_interfaces, [&](const std::string& claim) {

@@ -163,7 +163,8 @@ void PlanAnnotation(Draft& d) {
 }
 
 // Interfaces the pod will have once the plan is applied: eth0, lo, the platform's, every
-// attachment's (renamed ones under their new name) and those the plan appends.
+// attachment's (renamed ones under their new name), those the plan appends and those the
+// mode's own devices bring.
 std::vector<std::string> PlannedInterfaces(const Draft& d) {
   const auto& nets = d.nets;
   std::vector<std::string> interfaces{"eth0", "lo"};
@@ -178,6 +179,7 @@ std::vector<std::string> PlannedInterfaces(const Draft& d) {
   std::size_t position = nets.parsed.attachments.size();
   for (const auto& a : d.attach)
     interfaces.push_back(a.explicit_interface ? a.interface : "net" + std::to_string(++position));
+  interfaces.insert(interfaces.end(), d.interfaces.begin(), d.interfaces.end());
   return interfaces;
 }
 
@@ -273,9 +275,10 @@ const Unit& HostNetwork();
 const Unit& Sriov();
 const Unit& Shared();
 const Unit& Tcp();
+const Unit& Dra();
 
 std::span<const Unit* const> Units() {
-  static const std::array kUnits{&HostNetwork(), &Sriov(), &Shared(), &Tcp()};
+  static const std::array kUnits{&HostNetwork(), &Sriov(), &Shared(), &Tcp(), &Dra()};
   return kUnits;
 }
 

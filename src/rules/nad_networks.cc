@@ -85,6 +85,11 @@ AttachedNetwork Decide(const nccl::NetworkAttachment& a, const policy::Policy& p
 
 std::string RdmaAssumed(const TemplateFacts& f, const policy::Policy& policy,
                         const policy::NamespacePolicy& ns) {
+  static constexpr const char* kDpdk = ": its VF may be bound to vfio-pci for DPDK, with no RDMA";
+  // The privileged path is read from NCCL's variables next to privileged, not from a device.
+  if (f.path == policy::Path::kPrivileged)
+    return "path privileged, read from NCCL's InfiniBand variables on a privileged container, "
+           "not from a device the cluster grants";
   // Another path (DRA, hostNetwork, the platform's NICs) decides RDMA by its own sign.
   if (f.path != policy::Path::kSriov && f.path != policy::Path::kNone &&
       f.path != policy::Path::kUnknown)
@@ -107,13 +112,13 @@ std::string RdmaAssumed(const TemplateFacts& f, const policy::Policy& policy,
     if (!nads.RdmaAt(i)) continue;
     const auto& n = nads.attached[i];
     if (!n.rdma_assumed) return {};
-    if (first.empty()) first = "NAD " + n.nad + ": " + n.types + ", RDMA assumed";
+    if (first.empty()) first = "NAD " + n.nad + ": " + n.types + ", RDMA assumed" + kDpdk;
   }
   if (first.empty()) {
     // No attachment: a claim of a VF resource only an assumed NAD names.
     if (t.TotalClaimWhere(assumed_vf) == 0) return {};
     for (const auto& r : nads.assumed_vf_resources)
-      if (t.TotalClaim(r) > 0) return "resource " + r + " of an SR-IOV NAD, RDMA assumed";
+      if (t.TotalClaim(r) > 0) return "resource " + r + " of an SR-IOV NAD, RDMA assumed" + kDpdk;
   }
   return first;
 }

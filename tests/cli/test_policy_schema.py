@@ -42,7 +42,7 @@ def test_schema_names_every_rule_id_and_mode(schema):
     ids = json.loads(rw("rules", "-o", "json").out)["rules"]
     entry = schema["properties"]["namespaces"]["items"]["properties"]
     assert sorted(entry["rules"]["propertyNames"]["enum"]) == sorted(r["id"] for r in ids)
-    assert entry["mode"]["enum"] == ["hostNetwork", "sriov", "shared", "tcp", "off", False]
+    assert entry["mode"]["enum"] == ["hostNetwork", "sriov", "shared", "tcp", "dra", "off", False]
     assert "names" not in schema["properties"]["defaults"]["properties"]
 
 

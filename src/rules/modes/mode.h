@@ -63,6 +63,7 @@ struct Draft {
   std::vector<Rename> renames;                  // onConflict: override renames
   std::map<std::string, long long> claims;      // resource -> count the template must claim in all
   std::vector<bool> used;                       // annotation items that serve a wanted attachment
+  std::vector<std::string> interfaces;          // interfaces the mode's own devices bring
   TemplatePlan plan;                            // the edits and conflicts made so far
 
   // Records a conflict when the namespace's onConflict reports it: every one under reject,

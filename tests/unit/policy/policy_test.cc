@@ -191,5 +191,50 @@ TEST(Glob, StarsAndQuestionMarks) {
   EXPECT_FALSE(GlobMatch("*a*b*c*", std::string(2000, 'a')));
 }
 
+// mode: dra names the ResourceClaimTemplate of the NICs; the pod's claim name defaults to
+// rdma-nics; a mode's path is named after it for allowedPaths.
+TEST(Policy, ModeDraReadsItsSection) {
+  const Policy p = ParsePolicyText(R"(
+namespaces:
+  - names: [a]
+    mode: dra
+    dra: {claimTemplate: rdma-nics.v1}
+  - names: [b]
+    mode: dra
+    dra: {claimTemplate: nics, claimName: nic, socketIfname: net1}
+)");
+  const auto& a = p.ForNamespace("a");
+  EXPECT_EQ(a.mode, Mode::kDra);
+  EXPECT_EQ(ToString(a.mode), "dra");
+  EXPECT_EQ(a.dra.claim_template, "rdma-nics.v1");
+  EXPECT_EQ(a.dra.claim_name, "rdma-nics");
+  EXPECT_EQ(a.dra.socket_ifname, "");
+  EXPECT_EQ(a.allowed_paths, std::vector<Path>{Path::kDra});
+  const auto& b = p.ForNamespace("b");
+  EXPECT_EQ(b.dra.claim_name, "nic");
+  EXPECT_EQ(b.dra.socket_ifname, "net1");
+  EXPECT_EQ(ModePath(Mode::kDra), Path::kDra);
+  EXPECT_EQ(ParsePath("dra"), Path::kDra);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    ModeDra, BadPolicyTest,
+    testing::Values(
+        BadCase{"no_template", "namespaces: [{names: [a], mode: dra}]",
+                "namespaces[0].dra.claimTemplate: mode dra needs the ResourceClaimTemplate"},
+        BadCase{"template_not_a_name",
+                "namespaces: [{names: [a], mode: dra, dra: {claimTemplate: RDMA_nics}}]",
+                "namespaces[0].dra.claimTemplate: 'RDMA_nics' is not a ResourceClaimTemplate"},
+        BadCase{"claim_name_with_a_dot",
+                "namespaces: [{names: [a], mode: dra, dra: {claimTemplate: t, claimName: a.b}}]",
+                "namespaces[0].dra.claimName: 'a.b' is not a pod claim name"},
+        BadCase{"bad_interface",
+                "namespaces: [{names: [a], mode: dra, dra: {claimTemplate: t, socketIfname: a b}}]",
+                "namespaces[0].dra.socketIfname: is not a valid interface name"},
+        BadCase{"unknown_field",
+                "namespaces: [{names: [a], mode: dra, dra: {claimTemplate: t, count: 2}}]",
+                "namespaces[0].dra.count: unknown field"}),
+    [](const auto& p) { return std::string(p.param.name); });
+
 }  // namespace
 }  // namespace rw::policy

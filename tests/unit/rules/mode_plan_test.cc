@@ -54,8 +54,9 @@ const Edit* EditAt(const TemplatePlan& plan, const std::string& pointer) {
 // depend on the table's order, and a sign moved changes which path a manifest takes.
 TEST(TemplatePath, SignsAreTriedInTheDocumentedOrderWithUniquePrecedences) {
   using policy::Path;
-  const std::vector<Path> documented{Path::kPlugin, Path::kSriov, Path::kTcp,    Path::kHostNetwork,
-                                     Path::kDra,    Path::kSriov, Path::kShared, Path::kTcp};
+  const std::vector<Path> documented{Path::kPlugin,      Path::kSriov, Path::kTcp,
+                                     Path::kHostNetwork, Path::kDra,   Path::kSriov,
+                                     Path::kShared,      Path::kTcp,   Path::kPrivileged};
   const auto signs = modes::PathSigns();
   std::vector<Path> paths;
   for (std::size_t i = 0; i < signs.size(); ++i) {

@@ -13,13 +13,25 @@
 
 namespace rw::policy {
 
-enum class Mode { kOff, kHostNetwork, kSriov, kShared, kTcp };
+enum class Mode { kOff, kHostNetwork, kSriov, kShared, kTcp, kDra };
 enum class Validation { kDeny, kWarn, kOff };
 enum class OnConflict { kReject, kOverride };
 enum class Fabric { kAuto, kRoce, kIb };  // auto: not known, fabric-specific rules stay silent
 // The access path of a pod template or workload (docs/design.md#paths).
 // kDra: RDMA NICs a DRA driver moves into the pod, named by a claim (docs/dra.md).
-enum class Path { kNone, kHostNetwork, kSriov, kShared, kTcp, kPlugin, kUnknown, kMixed, kDra };
+// kPrivileged: InfiniBand reached through a privileged container alone (docs/design.md#paths).
+enum class Path {
+  kNone,
+  kHostNetwork,
+  kSriov,
+  kShared,
+  kTcp,
+  kPlugin,
+  kUnknown,
+  kMixed,
+  kDra,
+  kPrivileged
+};
 // A namespace's `rules:` entry: the severity a rule takes there, or off (dropped).
 enum class RuleLevel { kError, kWarning, kOff };
 
@@ -64,6 +76,11 @@ struct NamespacePolicy {
     std::string network;
     std::string interface;
   } shared;
+  struct {
+    std::string claim_template;  // a ResourceClaimTemplate of the pod's namespace
+    std::string claim_name = "rdma-nics";
+    std::string socket_ifname;
+  } dra;
   struct {
     Fabric fabric = Fabric::kAuto;
     std::optional<long long> gid_index;  // empty: auto

@@ -40,8 +40,13 @@ struct TemplateDra {
   bool Empty() const { return evidence.empty(); }
 };
 
-// `ns`: the pod's namespace, where its claims and templates are.
+// `ns`: the pod's namespace, where its claims and templates are. `policy_nics`: the
+// ResourceClaimTemplate the namespace's policy (mode dra) gives its pods their RDMA NICs from;
+// a claim of it reads as RDMA NICs when the catalogue does not hold it (the policy is the
+// fallback: the server without --watch-cluster, `check` without the template among the inputs).
+// What the catalogue holds decides over the policy.
 TemplateDra ReadTemplateDra(const workload::PodTemplate& t, const policy::Policy& policy,
-                            const catalogue::Catalogue& catalogue, std::string_view ns);
+                            const catalogue::Catalogue& catalogue, std::string_view ns,
+                            std::string_view policy_nics = {});
 
 }  // namespace rw::rules
