@@ -15,7 +15,9 @@
 #   env: RW_BINARY (default build/rdma-webhook), PEER_BINARY (default
 #        .cache/peer/crwebhook, built with Go >= 1.26 from PEER_DIR when missing; PEER=0 skips
 #        the peer), PEER_DIR (default ../shared/peers/controller-runtime-webhook beside the
-#        repository), NGINX=0 skips nginx, CONNECTIONS (default 16), READY_RUNS (default 10)
+#        repository), NGINX=0 skips nginx, CONNECTIONS (default 16), READY_RUNS (default 10),
+#        BASELINE (another rdma-webhook binary, e.g. the previous main's: its /mutate and
+#        /validate join the same interleaved rounds and the ratios say new / baseline)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
@@ -67,6 +69,20 @@ rw_probe=$(free_port)
 rw_pid=$!
 pids+=("$rw_pid")
 for _ in $(seq 100); do curl -fs "http://127.0.0.1:$rw_probe/readyz" >/dev/null && break; sleep 0.1; done
+
+# The previous build, served alike, so "no worse than the previous main" is measured in one run.
+base_pid=
+if [ -n "${BASELINE:-}" ]; then
+  [ -x "$BASELINE" ] || { echo "bench: BASELINE $BASELINE is not executable" >&2; exit 2; }
+  base_port=$(free_port)
+  base_probe=$(free_port)
+  "$BASELINE" serve --tls-cert "$work/certs/tls.crt" --tls-key "$work/certs/tls.key" \
+    --listen "127.0.0.1:$base_port" --probe-listen "127.0.0.1:$base_probe" --threads 1 \
+    --log-level warn 2>"$work/base.log" &
+  base_pid=$!
+  pids+=("$base_pid")
+  for _ in $(seq 100); do curl -fs "http://127.0.0.1:$base_probe/readyz" >/dev/null && break; sleep 0.1; done
+fi
 
 # wrk -s review.lua URL [BODY] against PID; prints "requests duration_us p50_us p99_us
 # cpu_us_per_request" (errors and non-2xx answers reported on stderr).
@@ -164,8 +180,10 @@ cases=("healthz")
 [ -n "$nginx_pid" ] && cases+=("nginx")
 for body in "${bodies[@]}"; do
   cases+=("rw-mutate-$body")
+  [ -n "$base_pid" ] && cases+=("base-mutate-$body")
   [ -n "$peer_pid" ] && cases+=("peer-mutate-$body")
   cases+=("rw-validate-$body")
+  [ -n "$base_pid" ] && cases+=("base-validate-$body")
 done
 run_case() {  # appends one round's figures of case $1 to $work/res/$1
   local c=$1 pid url body=
@@ -173,6 +191,7 @@ run_case() {  # appends one round's figures of case $1 to $work/res/$1
     healthz) pid=$rw_pid url=https://127.0.0.1:$rw_port/healthz ;;
     nginx) pid=$nginx_pid url=https://127.0.0.1:$nginx_port/ ;;
     rw-*) pid=$rw_pid; local ep=${c#rw-}; ep=${ep%%-*}; url=https://127.0.0.1:$rw_port/$ep ;;
+    base-*) pid=$base_pid; local ep=${c#base-}; ep=${ep%%-*}; url=https://127.0.0.1:$base_port/$ep ;;
     peer-*) pid=$peer_pid url=https://127.0.0.1:$peer_port/mutate ;;
   esac
   case $c in *-pod-3k | *-job-10k | *-pytorchjob-30k) body=$work/bodies/${c#*-*-}.json ;; esac
@@ -197,6 +216,7 @@ label() {
     healthz) echo "rdma-webhook GET /healthz" ;;
     nginx) echo "nginx static 200 (TLS floor)" ;;
     rw-*) local r=${1#rw-}; echo "rdma-webhook ${r%%-*} ${r#*-}" ;;
+    base-*) local r=${1#base-}; echo "baseline ${r%%-*} ${r#*-}" ;;
     peer-*) echo "controller-runtime mutate ${1#peer-mutate-}" ;;
   esac
 }
@@ -218,6 +238,17 @@ for body in "${bodies[@]}"; do
     "$(awk -v a="$v" -v b="$hz" 'BEGIN {printf "%.1fx", a / b}')" "$p" \
     "$([ -n "$nginx_pid" ] && col nginx 5 || echo -)"
 done
+
+if [ -n "$base_pid" ]; then
+  echo
+  echo "against the baseline $BASELINE (CPU per request, this build / baseline; below 1 is cheaper):"
+  printf '%-16s %16s %18s\n' body "mutate" "validate"
+  for body in "${bodies[@]}"; do
+    printf '%-16s %16s %18s\n' "$body" \
+      "$(awk -v a="$(col "rw-mutate-$body" 5)" -v b="$(col "base-mutate-$body" 5)" 'BEGIN {printf "%.2fx", a / b}')" \
+      "$(awk -v a="$(col "rw-validate-$body" 5)" -v b="$(col "base-validate-$body" 5)" 'BEGIN {printf "%.2fx", a / b}')"
+  done
+fi
 
 # ---- p99 at half of the peak req/s: an open-loop client at a fixed rate ------------------------
 # wrk has no rate limit; bench/ratecli (Go, standard library) sends at a fixed rate and measures
