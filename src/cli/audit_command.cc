@@ -3,17 +3,15 @@
 // judged by the same core as `check`.
 #include <unistd.h>
 
-#include <algorithm>
 #include <iostream>
 #include <map>
-#include <optional>
 #include <set>
 
-#include "check_reports.h"
 #include "cluster.h"
 #include "cluster_catalogue.h"
 #include "commands.h"
 #include "common.h"
+#include "format.h"
 #include "judge.h"
 #include "kubectl.h"
 #include "rdma_webhook/rules/diagnosis.h"
@@ -40,12 +38,6 @@ struct AuditFlags {
   std::vector<std::string> disabled_rules;  // from the configuration file's disableRules
 };
 
-// One namespace's line of the summary.
-struct NamespaceSummary {
-  std::size_t objects = 0, errors = 0, warnings = 0;
-  std::map<std::string, std::size_t> paths;  // path -> objects on it
-};
-
 constexpr const char* kClusterScoped = "(cluster)";
 
 std::string MetadataString(const json& object, const char* field) {
@@ -63,10 +55,6 @@ bool OwnedByListedKind(const json& object,
   return controller && listed.count({controller->group, controller->kind}) > 0;
 }
 
-std::string KindName(const policy::WorkloadKind& k) {
-  return k.group.empty() ? k.kind : k.kind + "." + k.group;
-}
-
 std::vector<std::string> GetArgs(const AuditFlags& flags, const KindPlan& plan) {
   std::string resources;
   for (const auto& s : plan.served) resources += (resources.empty() ? "" : ",") + s.resource;
@@ -76,50 +64,6 @@ std::vector<std::string> GetArgs(const AuditFlags& flags, const KindPlan& plan) 
   if (!flags.ns.empty()) args.insert(args.end(), {"--namespace", flags.ns});
   if (!flags.selector.empty()) args.insert(args.end(), {"--selector", flags.selector});
   return args;
-}
-
-std::string PathsText(const NamespaceSummary& s) {
-  std::string out;
-  for (const auto& [path, n] : s.paths)
-    out += (out.empty() ? "" : ", ") + path + " " + std::to_string(n);
-  return out;
-}
-
-void PrintSummaryTable(const std::map<std::string, NamespaceSummary>& namespaces) {
-  std::vector<std::vector<std::string>> rows = {
-      {"NAMESPACE", "OBJECTS", "ERRORS", "WARNINGS", "PATHS"}};
-  for (const auto& [ns, s] : namespaces)
-    rows.push_back({ns, std::to_string(s.objects), std::to_string(s.errors),
-                    std::to_string(s.warnings), PathsText(s)});
-  std::vector<std::size_t> width(rows[0].size(), 0);
-  for (const auto& row : rows)
-    for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
-  for (const auto& row : rows) {
-    std::string line;
-    for (std::size_t i = 0; i < row.size(); ++i)
-      line += i + 1 < row.size() ? row[i] + std::string(width[i] - row[i].size() + 3, ' ') : row[i];
-    std::cout << line << "\n";
-  }
-}
-
-json NamespacesJson(const std::map<std::string, NamespaceSummary>& namespaces) {
-  json out = json::array();
-  for (const auto& [ns, s] : namespaces)
-    out.push_back({{"namespace", ns},
-                   {"objects", s.objects},
-                   {"errors", s.errors},
-                   {"warnings", s.warnings},
-                   {"paths", s.paths}});
-  return out;
-}
-
-json KindsJson(const KindPlan& plan) {
-  json listed = json::array(), skipped = json::array();
-  for (const auto& s : plan.served) listed.push_back(s.resource);
-  for (const auto* k : plan.skipped)
-    skipped.push_back(
-        {{"group", k->group}, {"kind", k->kind}, {"reason", "not served by the cluster"}});
-  return {{"listed", listed}, {"skipped", skipped}};
 }
 
 int RunAudit(const AuditFlags& flags) {
@@ -156,12 +100,11 @@ int RunAudit(const AuditFlags& flags) {
   std::set<std::pair<std::string, std::string>> listed;
   for (const auto& s : plan.served) listed.insert({s.kind->group, s.kind->kind});
 
-  const bool text = flags.output == "text";
-  const bool color = text && UseColor(STDOUT_FILENO);
+  // Positions are never recorded: kubectl's JSON is no file a reader opens, and no change is
+  // counted (a running object went through the webhook, or did not).
+  const auto report =
+      FindFormat(flags.output).open({UseColor(STDOUT_FILENO), false, false, flags.fail_on});
   std::map<std::string, NamespaceSummary> namespaces;
-  std::vector<Checked> results;  // sarif and junit: text prints as it goes, json is spooled
-  std::optional<CheckJsonWriter> json_writer;
-  if (flags.output == "json") json_writer.emplace();
   std::vector<InputError> errors_read;
   std::size_t objects = 0, owned = 0, errors = 0, warnings = 0, suppressed = 0;
   const auto args = GetArgs(flags, plan);
@@ -200,18 +143,7 @@ int RunAudit(const AuditFlags& flags) {
             warnings += w;
             suppressed += c.diagnosis.suppressed.size();
             ++objects;
-            if (json_writer) {
-              json_writer->Add(c);
-            } else if (flags.output == "junit") {
-              c.diagnosis.evidence.clear();     // JUnit shows only findings
-              results.push_back(std::move(c));  // clean objects pass as cases
-            } else if (c.diagnosis.findings.empty() && c.diagnosis.suppressed.empty()) {
-              // nothing to show in text or SARIF: the summary counts it
-            } else if (text) {
-              PrintText(c, color, false);
-            } else {
-              results.push_back(std::move(c));
-            }
+            report->Add(std::move(c));
           } catch (const workload::ManifestError& e) {
             errors_read.push_back({source, e.what(), source});
           }
@@ -221,35 +153,8 @@ int RunAudit(const AuditFlags& flags) {
     errors_read.push_back({"kubectl", e.what(), "kubectl"});
   }
 
-  std::vector<std::string> skipped;
-  for (const auto* k : plan.skipped) skipped.push_back(KindName(*k));
-  if (flags.output == "json") {
-    json_writer->Finish(errors_read, {{"namespaces", NamespacesJson(namespaces)},
-                                      {"kinds", KindsJson(plan)},
-                                      {"policy", policy.from},
-                                      {"owned", owned}});
-  } else if (flags.output == "sarif") {
-    json out = ToSarif(results, errors_read);
-    out["runs"][0]["properties"] = {{"namespaces", NamespacesJson(namespaces)},
-                                    {"kinds", KindsJson(plan)},
-                                    {"policy", policy.from}};
-    std::cout << out.dump(2) << "\n";
-  } else if (flags.output == "junit") {
-    std::cout << ToJunit(results, errors_read);
-  } else {
-    if (!namespaces.empty()) PrintSummaryTable(namespaces);
-    std::cout << CountsLine(objects, "object", errors, warnings, 0, suppressed) << " in "
-              << namespaces.size() << (namespaces.size() == 1 ? " namespace" : " namespaces")
-              << " (policy: " << policy.from << ")\n";
-    if (owned > 0)
-      std::cout << owned << (owned == 1 ? " object is" : " objects are")
-                << " judged through its controller (--include-owned lists them too)\n";
-    if (!skipped.empty()) {
-      std::string names;
-      for (const auto& k : skipped) names += (names.empty() ? "" : ", ") + k;
-      std::cout << "kinds the cluster does not serve, skipped: " << names << "\n";
-    }
-  }
+  const ClusterRun listing{namespaces, plan, policy.from, owned};
+  report->End({"object", objects, errors, warnings, suppressed, 0, errors_read, &listing});
   PrintInputErrors(errors_read);
   if (!errors_read.empty()) return kExitError;
   return errors > 0 || (warnings > 0 && FailsOn(flags.fail_on, Severity::kWarning)) ? kExitFindings
@@ -283,8 +188,8 @@ void AddAuditCommand(CLI::App& root, std::function<int()>& run) {
                   "exit 1 on findings of this severity or worse (warning: warnings too)")
       ->check(CLI::IsMember({"error", "warning"}))
       ->capture_default_str();
-  static const std::vector<std::string> kOutputs = {"text", "json", "sarif", "junit"};
-  cmd->add_option("--output,-o", flags->output, "output format")
+  static const std::vector<std::string> kOutputs = FormatNames();
+  cmd->add_option("--output,-o", flags->output, FormatsHelp())
       ->check(CLI::IsMember(kOutputs))
       ->capture_default_str();
   AddConfigFlags(*cmd, flags->config);

@@ -1,19 +1,17 @@
 #include <unistd.h>
 
 #include <iostream>
-#include <optional>
 
-#include "check_reports.h"
 #include "cluster_catalogue.h"
 #include "commands.h"
 #include "common.h"
+#include "format.h"
 #include "judge.h"
 #include "rdma_webhook/rules/diagnosis.h"
 
 namespace rw::cli {
 namespace {
 
-using nlohmann::json;
 using rules::Severity;
 
 struct CheckFlags : ManifestFlags {
@@ -26,17 +24,15 @@ int RunCheck(const CheckFlags& flags) {
   if (!policy) return kExitError;
   const auto catalogue = ManifestCatalogueOrReport(flags);
   if (!catalogue) return kExitError;
-  // Text is printed as each document is judged; the machine formats are one document written at
-  // the end, so their results are held (each with only the positions its findings need).
-  std::vector<Checked> results;
-  std::optional<CheckJsonWriter> json_writer;
-  if (flags.output == "json") json_writer.emplace();
-  std::vector<InputError> errors_read;
-  const bool text = flags.output == "text";
-  const bool color = text && UseColor(STDOUT_FILENO);
-  // Positions only where they are shown: text, SARIF and JUnit (not JSON, whose pointers suffice).
+  const Format& format = FindFormat(flags.output);
+  const auto report =
+      format.open({UseColor(STDOUT_FILENO), flags.verbose, flags.quiet, flags.fail_on});
+  // Positions only where the format shows them (the pointers suffice for JSON); changes only
+  // where it says them, and -q prints no blocks to say them in.
   const auto positions =
-      flags.output == "json" ? codec::Positions::kSkip : codec::Positions::kRecord;
+      format.shows_positions ? codec::Positions::kRecord : codec::Positions::kSkip;
+  const bool count_changes = format.shows_changes && !flags.quiet;
+  std::vector<InputError> errors_read;
   bool any_document = false;
   std::size_t documents = 0, errors = 0, warnings = 0, failing = 0, unreadable = 0, suppressed = 0;
   const DocumentVisitor visit = [&](InputDocument&& doc) {
@@ -48,24 +44,13 @@ int RunCheck(const CheckFlags& flags) {
     any_document = true;
     const std::string source = doc.source, file = doc.file;  // `doc` is moved into Judge
     try {
-      Checked c = Judge(std::move(doc), *policy, flags.ns, text && !flags.quiet, *catalogue);
+      Checked c = Judge(std::move(doc), *policy, flags.ns, count_changes, *catalogue);
       ++documents;
       errors += c.diagnosis.Count(Severity::kError);
       warnings += c.diagnosis.Count(Severity::kWarning);
       suppressed += c.diagnosis.suppressed.size();
       for (const auto& f : c.diagnosis.findings) failing += FailsOn(flags.fail_on, f.severity);
-      if (text && flags.quiet) {
-        for (const auto& f : c.diagnosis.findings)
-          if (FailsOn(flags.fail_on, f.severity)) std::cout << FindingLine(c, f, color) << "\n";
-      } else if (text) {
-        PrintText(c, color, flags.verbose);
-      } else if (json_writer) {
-        json_writer->Add(c);
-      } else if (flags.output == "junit" || !c.diagnosis.findings.empty() ||
-                 !c.diagnosis.suppressed.empty()) {
-        c.diagnosis.evidence.clear();  // SARIF and JUnit do not show it; SARIF only findings
-        results.push_back(std::move(c));
-      }
+      report->Add(std::move(c));
     } catch (const workload::ManifestError& e) {
       ++unreadable;
       errors_read.push_back({source, e.what(), file});
@@ -75,17 +60,7 @@ int RunCheck(const CheckFlags& flags) {
   // An empty file (or only comments, or only empty documents) is no error, but say so.
   if (!any_document && errors_read.empty())
     std::cerr << "note: no documents in the input: nothing to check\n";
-  if (flags.output == "json") {
-    json_writer->Finish(errors_read);
-  } else if (flags.output == "sarif") {
-    std::cout << ToSarif(results, errors_read).dump(2) << "\n";
-  } else if (flags.output == "junit") {
-    std::cout << ToJunit(results, errors_read);
-  } else if (!flags.quiet) {
-    // Unreadable documents count: "0 documents" with exit 2 would read as an empty input.
-    std::cout << CountsLine(documents, "document", errors, warnings, unreadable, suppressed)
-              << "\n";
-  }
+  report->End({"document", documents, errors, warnings, suppressed, unreadable, errors_read});
   PrintInputErrors(errors_read);
   if (!errors_read.empty()) return kExitError;
   return failing > 0 ? kExitFindings : kExitOk;
@@ -97,8 +72,8 @@ void AddCheckCommand(CLI::App& root, std::function<int()>& run) {
   auto flags = std::make_shared<CheckFlags>();
   auto* cmd =
       root.add_subcommand("check", "Diagnose manifests as written: path, RDMA, evidence, findings");
-  static const std::vector<std::string> kOutputs = {"text", "json", "sarif", "junit"};
-  AddManifestFlags(*cmd, *flags, "text", kOutputs);
+  static const std::vector<std::string> kOutputs = FormatNames();
+  AddManifestFlags(*cmd, *flags, "text", kOutputs, FormatsHelp());
   auto* verbose = cmd->add_flag("-v,--verbose", flags->verbose,
                                 "text: every document, also those without findings");
   cmd->add_flag("-q,--quiet", flags->quiet,

@@ -12,7 +12,7 @@
 namespace rw::cli {
 
 void AddManifestFlags(CLI::App& cmd, ManifestFlags& flags, const std::string& default_output,
-                      const std::vector<std::string>& outputs) {
+                      const std::vector<std::string>& outputs, const std::string& output_help) {
   cmd.add_option("inputs", flags.inputs, "manifest files, directories, or - for stdin");
   cmd.add_option("-f,--filename", flags.filenames,
                  "manifest file, directory or - (repeatable; as in kubectl)")
@@ -23,7 +23,7 @@ void AddManifestFlags(CLI::App& cmd, ManifestFlags& flags, const std::string& de
   cmd.add_option("--namespace,-n", flags.ns, "namespace for documents without metadata.namespace")
       ->capture_default_str();
   flags.output = default_output;
-  cmd.add_option("--output,-o", flags.output, "output format")
+  cmd.add_option("--output,-o", flags.output, output_help)
       ->check(CLI::IsMember(outputs))
       ->capture_default_str();
   cmd.add_option("--fail-on", flags.fail_on,

@@ -43,9 +43,10 @@ inline Directories InputDirectories(const ManifestFlags& flags) {
 
 // Adds the inputs (positional and -f/--filename: at least one is required), --policy,
 // --namespace, --output, --fail-on, --cluster (with --context, --kubeconfig), --config and
-// --no-config.
+// --no-config. `output_help`: -o's help.
 void AddManifestFlags(CLI::App& cmd, ManifestFlags& flags, const std::string& default_output,
-                      const std::vector<std::string>& outputs);
+                      const std::vector<std::string>& outputs,
+                      const std::string& output_help = "output format");
 
 // ApplyConfig for check and mutate: policy, namespace, output, failOn and disableRules.
 bool ApplyManifestConfig(const CLI::App& cmd, const std::string& command, ManifestFlags& flags,

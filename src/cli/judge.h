@@ -2,7 +2,7 @@
 // Judging one document as `check` does; `audit` judges the cluster's objects with the same core.
 #include <string>
 
-#include "check_reports.h"
+#include "checked.h"
 #include "inputs.h"
 #include "rdma_webhook/catalogue/catalogue.h"
 #include "rdma_webhook/policy/policy.h"

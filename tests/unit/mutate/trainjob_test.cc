@@ -3,6 +3,7 @@
 // needs, and a second mutation must change nothing.
 #include <gtest/gtest.h>
 
+#include "../fixtures/trainer.h"
 #include "rdma_webhook/codec/yaml.h"
 #include "rdma_webhook/mutate/mutation.h"
 #include "rdma_webhook/rules/assessment.h"
@@ -37,28 +38,17 @@ const policy::Policy& TestPolicy() {
 
 json Yaml(const std::string& text) { return *codec::ParseStream(text).at(0).value; }
 
+// `node_extra`: more lines of the `node` container (indented 22).
 std::string Runtime(const std::string& node_extra = "") {
-  return R"(
-apiVersion: trainer.kubeflow.org/v1alpha1
-kind: ClusterTrainingRuntime
-metadata: {name: torch}
-spec:
-  mlPolicy: {numNodes: 1, torch: {}}
-  template:
-    spec:
-      replicatedJobs:
-        - name: node
-          template:
-            metadata:
-              labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}
-            spec:
-              template:
-                spec:
-                  containers:
-                    - name: node
-                      image: torch:1
-                      securityContext: {capabilities: {add: [SYS_PTRACE]}}
-)" + node_extra;
+  return fixtures::ClusterTrainingRuntime(
+             "torch", "{numNodes: 1, torch: {}}",
+             {fixtures::ReplicatedJob("node", fixtures::AncestorStep("trainer"),
+                                      R"(spec:
+  containers:
+    - name: node
+      image: torch:1
+      securityContext: {capabilities: {add: [SYS_PTRACE]}}
+)")}) + node_extra;
 }
 
 std::string Job(const std::string& ns, const std::string& extra = "") {
@@ -91,15 +81,13 @@ json Rendered(const json& job, const json& runtime, workload::ResourcesPerNode r
 
 TEST(MutateTrainJob, SriovGoesIntoTrainerFieldsAndOneOwnRuntimePatch) {
   const json runtime = Yaml(Runtime());
-  const json job = Yaml(Job("sriov", R"(  runtimePatches:
-    - manager: kueue.x-k8s.io/manager
-      trainingRuntimeSpec:
-        template:
-          spec:
-            replicatedJobs:
-              - name: node
-                template: {spec: {template: {spec: {nodeSelector: {pool: a}}}}}
-)"));
+  const json job = Yaml(Job(
+      "sriov", "  runtimePatches:\n" +
+                   fixtures::Indented(fixtures::RuntimePatch(
+                                          "kueue.x-k8s.io/manager",
+                                          {fixtures::ReplicatedJob(
+                                              "node", "", "spec: {nodeSelector: {pool: a}}\n")}),
+                                      4)));
   const Mutation m = MutateJob(job, runtime);
   ASSERT_FALSE(m.patch.empty());
   const json& spec = m.result["spec"];
@@ -159,21 +147,12 @@ TEST(MutateTrainJob, OwnEntryMovesLastAndKeepsTrainersTime) {
   json first = MutateJob(Yaml(Job("sriov")), runtime).result;
   first["spec"]["runtimePatches"][0]["time"] = "2026-01-01T00:00:00Z";  // Trainer v2.3 stamps it
   EXPECT_EQ(MutateJob(first, runtime).patch, json::array()) << "same entry: time kept, no op";
-  first["spec"]["runtimePatches"].push_back(Yaml(R"(
-manager: example.com/profiler
-trainingRuntimeSpec:
-  template:
-    spec:
-      replicatedJobs:
-        - name: node
-          template:
-            spec:
-              template:
-                spec:
-                  containers:
-                    - name: node
-                      securityContext: {capabilities: {add: [SYS_NICE]}}
-)"));
+  first["spec"]["runtimePatches"].push_back(Yaml(
+      fixtures::RuntimePatch("example.com/profiler", {fixtures::ReplicatedJob("node", "", R"(spec:
+  containers:
+    - name: node
+      securityContext: {capabilities: {add: [SYS_NICE]}}
+)")}))[0]);
   const Mutation m = MutateJob(first, runtime);
   const json& list = m.result["spec"]["runtimePatches"];
   ASSERT_EQ(list.size(), 2u);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "../fixtures/judged.h"
 #include "rdma_webhook/codec/yaml.h"
 #include "rdma_webhook/rules/assessment.h"
 #include "yaml_document.h"
@@ -79,49 +80,22 @@ constexpr const char* kPlainNicRequest =
 constexpr const char* kGpuRequest =
     "      - name: gpu\n        exactly: {deviceClassName: gpu.nvidia.com, count: 8}\n";
 
-struct Case {
+// A GPU pod in `ns` whose `trainer` container claims the template `devs` (device `devices`).
+struct Case : fixtures::Judged {
   explicit Case(const std::string& ns, const std::string& catalogue_yaml,
                 const std::string& container_extra = "",
                 const std::string& limits = "{nvidia.com/gpu: 8}",
                 const std::string& spec_extra = "", Source source = Source::kInputs,
                 std::vector<catalogue::Listing> listed = {})
-      : catalogue(Catalogue::From(YamlObjects(catalogue_yaml), source, std::move(listed))),
-        object(*codec::ParseStream(
-                    "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: " + ns +
-                    "}\nspec:\n" + spec_extra +
-                    "  resourceClaims: [{name: devices, resourceClaimTemplateName: devs}]\n"
-                    "  containers:\n  - name: trainer\n    image: x\n"
-                    "    resources:\n      limits: " +
-                    limits + "\n      claims: [{name: devices}]\n" + container_extra)
-                    .at(0)
-                    .value),
-        w(workload::Workload::Read(object, TestPolicy(), "default")),
-        a(Assess(w, TestPolicy(), catalogue)),
-        d(Diagnose(a)) {}
-  Catalogue catalogue;
-  nlohmann::json object;
-  workload::Workload w;
-  Assessment a;
-  Diagnosis d;
-
-  bool Fired(std::string_view rule) const {
-    return std::any_of(d.findings.begin(), d.findings.end(),
-                       [&](const Finding& f) { return f.rule == rule; });
-  }
-  bool Evidence(std::string_view part) const {
-    return std::any_of(d.evidence.begin(), d.evidence.end(),
-                       [&](const std::string& e) { return e.find(part) != std::string::npos; });
-  }
-  std::string AllFindings() const {
-    std::string out;
-    for (const auto& f : d.findings) out += f.rule + " at " + f.pointer + ": " + f.message + "\n";
-    return out;
-  }
-  std::string AllEvidence() const {
-    std::string out;
-    for (const auto& e : d.evidence) out += e + "\n";
-    return out;
-  }
+      : Judged(Catalogue::From(YamlObjects(catalogue_yaml), source, std::move(listed)),
+               fixtures::FirstDocument(
+                   "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: " + ns +
+                   "}\nspec:\n" + spec_extra +
+                   "  resourceClaims: [{name: devices, resourceClaimTemplateName: devs}]\n"
+                   "  containers:\n  - name: trainer\n    image: x\n"
+                   "    resources:\n      limits: " +
+                   limits + "\n      claims: [{name: devices}]\n" + container_extra),
+               TestPolicy()) {}
 };
 
 const std::string kIpcLock = "    securityContext: {capabilities: {add: [IPC_LOCK]}}\n";

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "../fixtures/judged.h"
 #include "rdma_webhook/codec/yaml.h"
 #include "rdma_webhook/rules/assessment.h"
 #include "yaml_document.h"
@@ -53,47 +54,24 @@ std::string Nad(const std::string& ns, const std::string& name, const std::strin
 const std::string kSriovConfig = R"({"cniVersion":"1.0.0","name":"rail-0","type":"sriov"})";
 
 // A GPU pod in `ns` attaching `networks`, with `limits` and IPC_LOCK and a memory /dev/shm.
-struct Pod {
+struct Pod : fixtures::Judged {
   Pod(const std::string& ns, const std::string& networks, const std::string& catalogue_yaml,
       const std::string& limits = "{nvidia.com/gpu: 8}", Source source = Source::kInputs,
       std::vector<catalogue::Listing> listed = {}, const std::string& containers_extra = "")
-      : catalogue(Catalogue::From(YamlObjects(catalogue_yaml), source, std::move(listed), ns)),
-        object(*codec::ParseStream(
-                    "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  namespace: " + ns +
-                    (networks.empty()
-                         ? std::string()
-                         : "\n  annotations: {k8s.v1.cni.cncf.io/networks: '" + networks + "'}") +
-                    "\nspec:\n  volumes: [{name: dshm, emptyDir: {medium: Memory}}]\n"
-                    "  containers:\n  - name: trainer\n    image: x\n"
-                    "    securityContext: {capabilities: {add: [IPC_LOCK]}}\n"
-                    "    volumeMounts: [{name: dshm, mountPath: /dev/shm}]\n"
-                    "    resources: {limits: " +
-                    limits + "}\n" + containers_extra)
-                    .at(0)
-                    .value),
-        w(workload::Workload::Read(object, TestPolicy(), "default")),
-        a(Assess(w, TestPolicy(), catalogue)),
-        d(Diagnose(a)) {}
-  Catalogue catalogue;
-  nlohmann::json object;
-  workload::Workload w;
-  Assessment a;
-  Diagnosis d;
+      : Judged(Catalogue::From(YamlObjects(catalogue_yaml), source, std::move(listed), ns),
+               fixtures::FirstDocument(
+                   "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  namespace: " + ns +
+                   (networks.empty()
+                        ? std::string()
+                        : "\n  annotations: {k8s.v1.cni.cncf.io/networks: '" + networks + "'}") +
+                   "\nspec:\n  volumes: [{name: dshm, emptyDir: {medium: Memory}}]\n"
+                   "  containers:\n  - name: trainer\n    image: x\n"
+                   "    securityContext: {capabilities: {add: [IPC_LOCK]}}\n"
+                   "    volumeMounts: [{name: dshm, mountPath: /dev/shm}]\n"
+                   "    resources: {limits: " +
+                   limits + "}\n" + containers_extra),
+               TestPolicy()) {}
 
-  std::vector<std::string> Rules() const {
-    std::vector<std::string> out;
-    for (const auto& f : d.findings) out.push_back(f.rule);
-    return out;
-  }
-  bool Evidence(std::string_view part) const {
-    return std::any_of(d.evidence.begin(), d.evidence.end(),
-                       [&](const std::string& e) { return e.find(part) != std::string::npos; });
-  }
-  std::string AllEvidence() const {
-    std::string out;
-    for (const auto& e : d.evidence) out += e + "\n";
-    return out;
-  }
   const Edit* EditAt(const std::string& pointer) const {
     for (const auto& e : a.templates.at(0).plan.edits)
       if (e.pointer == pointer) return &e;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "../fixtures/trainer.h"
 #include "rdma_webhook/codec/yaml.h"
 #include "rdma_webhook/rules/assessment.h"
 #include "rdma_webhook/rules/trainjob.h"
@@ -28,28 +29,15 @@ namespaces:
   return p;
 }
 
-constexpr const char* kRuntime = R"(
-apiVersion: trainer.kubeflow.org/v1alpha1
-kind: ClusterTrainingRuntime
-metadata: {name: torch}
-spec:
-  mlPolicy: {numNodes: 2, torch: {}}
-  template:
-    spec:
-      replicatedJobs:
-        - name: node
-          template:
-            metadata:
-              labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}
-            spec:
-              template:
-                spec:
-                  containers:
-                    - name: node
-                      image: torch:1
-                      resources:
-                        limits: {rdma/hca_shared_devices_a: 1}
-)";
+const std::string kRuntime = fixtures::ClusterTrainingRuntime(
+    "torch", "{numNodes: 2, torch: {}}",
+    {fixtures::ReplicatedJob("node", fixtures::AncestorStep("trainer"), R"(spec:
+  containers:
+    - name: node
+      image: torch:1
+      resources:
+        limits: {rdma/hca_shared_devices_a: 1}
+)")});
 
 std::string Job(const std::string& ns, const std::string& trainer) {
   return "{apiVersion: trainer.kubeflow.org/v1alpha1, kind: TrainJob, metadata: {name: j, "
@@ -135,31 +123,11 @@ TEST(TrainerRules, MultiNodeInAHostNetworkNamespaceNeedsTheRuntime) {
 // a worker that talk to each other; without it, one worker trains alone.
 TEST(TrainerRules, MpiLauncherAsNodeCountsTheLauncherAsANode) {
   auto runtime = [](const char* launcher_as_node) {
-    return std::string(R"(
-apiVersion: trainer.kubeflow.org/v1alpha1
-kind: ClusterTrainingRuntime
-metadata: {name: torch}
-spec:
-  mlPolicy: {numNodes: 1, mpi: {runLauncherAsNode: )") +
-           launcher_as_node + R"(}}
-  template:
-    spec:
-      replicatedJobs:
-        - name: node
-          template:
-            spec:
-              template:
-                spec:
-                  containers: [{name: node, image: ds:1}]
-        - name: launcher
-          template:
-            metadata:
-              labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}
-            spec:
-              template:
-                spec:
-                  containers: [{name: node, image: ds:1}]
-)";
+    const std::string pod = "spec:\n  containers: [{name: node, image: ds:1}]\n";
+    return fixtures::ClusterTrainingRuntime(
+        "torch", std::string("{numNodes: 1, mpi: {runLauncherAsNode: ") + launcher_as_node + "}}",
+        {fixtures::ReplicatedJob("node", "", pod),
+         fixtures::ReplicatedJob("launcher", fixtures::AncestorStep("trainer"), pod)});
   };
   const std::string job =
       Job("host", "{numNodes: 1, resourcesPerNode: {limits: {nvidia.com/gpu: 8}}}");

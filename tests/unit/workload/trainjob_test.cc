@@ -3,6 +3,7 @@
 // v2.3.0): what each case expects is the pod template Trainer's controller would create.
 #include <gtest/gtest.h>
 
+#include "../fixtures/trainer.h"
 #include "rdma_webhook/codec/yaml.h"
 #include "rdma_webhook/workload/trainjob.h"
 
@@ -15,47 +16,28 @@ json Yaml(const std::string& text) { return *codec::ParseStream(text).at(0).valu
 
 // A runtime in the stock shape: an initializer job and the trainer job, whose `node` container
 // already claims a shared HCA and adds one capability.
-constexpr const char* kRuntime = R"(
-apiVersion: trainer.kubeflow.org/v1alpha1
-kind: ClusterTrainingRuntime
-metadata: {name: torch-rdma}
+const std::string kRuntime = fixtures::ClusterTrainingRuntime(
+    "torch-rdma", "{numNodes: 2, torch: {numProcPerNode: auto}}",
+    {fixtures::ReplicatedJob(
+         "dataset-initializer", fixtures::AncestorStep("dataset-initializer"),
+         "spec:\n  containers:\n    - {name: dataset-initializer, image: init:1}\n"),
+     fixtures::ReplicatedJob("node", fixtures::AncestorStep("trainer"), R"(metadata:
+  annotations: {k8s.v1.cni.cncf.io/networks: rdma-net@net1}
 spec:
-  mlPolicy: {numNodes: 2, torch: {numProcPerNode: auto}}
-  template:
-    spec:
-      replicatedJobs:
-        - name: dataset-initializer
-          template:
-            metadata:
-              labels: {trainer.kubeflow.org/trainjob-ancestor-step: dataset-initializer}
-            spec:
-              template:
-                spec:
-                  containers:
-                    - {name: dataset-initializer, image: init:1}
-        - name: node
-          template:
-            metadata:
-              labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}
-            spec:
-              template:
-                metadata:
-                  annotations: {k8s.v1.cni.cncf.io/networks: rdma-net@net1}
-                spec:
-                  containers:
-                    - name: sidecar
-                      image: side:1
-                    - name: node
-                      image: torch:1
-                      env:
-                        - {name: NCCL_IB_HCA, value: mlx5_0}
-                        - {name: NCCL_DEBUG, value: WARN}
-                      securityContext:
-                        capabilities: {add: [SYS_PTRACE]}
-                      resources:
-                        limits: {rdma/hca_shared_devices_a: 1, cpu: "4"}
-                        claims: [{name: nic}]
-)";
+  containers:
+    - name: sidecar
+      image: side:1
+    - name: node
+      image: torch:1
+      env:
+        - {name: NCCL_IB_HCA, value: mlx5_0}
+        - {name: NCCL_DEBUG, value: WARN}
+      securityContext:
+        capabilities: {add: [SYS_PTRACE]}
+      resources:
+        limits: {rdma/hca_shared_devices_a: 1, cpu: "4"}
+        claims: [{name: nic}]
+)")});
 
 constexpr const char* kTrainJob = R"(
 apiVersion: trainer.kubeflow.org/v1alpha1
@@ -142,52 +124,35 @@ spec: {runtimeRef: {name: torch-rdma}})",
   EXPECT_FALSE(t.facts.resources_per_node);
 }
 
-constexpr const char* kPatched = R"(
+const std::string kPatched = R"(
 apiVersion: trainer.kubeflow.org/v1alpha1
 kind: TrainJob
 metadata: {generateName: llama-}
 spec:
   runtimeRef: {name: torch-rdma, kind: ClusterTrainingRuntime}
   runtimePatches:
-    - manager: kueue.x-k8s.io/manager
-      trainingRuntimeSpec:
-        template:
-          spec:
-            replicatedJobs:
-              - name: node
-                template:
-                  spec:
-                    template:
-                      spec:
-                        tolerations: [{key: a, operator: Exists}]
-                        nodeSelector: {pool: gpu}
-    - manager: example.com/platform
-      trainingRuntimeSpec:
-        template:
-          spec:
-            replicatedJobs:
-              - name: node
-                template:
-                  metadata:
-                    labels: {team: x}
-                  spec:
-                    template:
-                      metadata:
-                        annotations: {example.com/seen: "yes"}
-                      spec:
-                        hostNetwork: true
-                        dnsPolicy: ClusterFirstWithHostNet
-                        tolerations: [{key: b, operator: Exists}]
-                        volumes: [{name: dshm, emptyDir: {medium: Memory}}]
-                        containers:
-                          - name: node
-                            image: ignored:9
-                            securityContext: {capabilities: {add: [IPC_LOCK]}}
-                            volumeMounts: [{name: dshm, mountPath: /dev/shm}]
-                            resources: {limits: {rdma/vf: 1}}
-              - name: no-such-job
-                template: {spec: {template: {spec: {nodeSelector: {x: y}}}}}
-)";
+)" + fixtures::Indented(fixtures::RuntimePatch("kueue.x-k8s.io/manager",
+                                               {fixtures::ReplicatedJob("node", "", R"(spec:
+  tolerations: [{key: a, operator: Exists}]
+  nodeSelector: {pool: gpu}
+)")}) + fixtures::RuntimePatch("example.com/platform",
+                               {fixtures::ReplicatedJob("node", "team: x", R"(metadata:
+  annotations: {example.com/seen: "yes"}
+spec:
+  hostNetwork: true
+  dnsPolicy: ClusterFirstWithHostNet
+  tolerations: [{key: b, operator: Exists}]
+  volumes: [{name: dshm, emptyDir: {medium: Memory}}]
+  containers:
+    - name: node
+      image: ignored:9
+      securityContext: {capabilities: {add: [IPC_LOCK]}}
+      volumeMounts: [{name: dshm, mountPath: /dev/shm}]
+      resources: {limits: {rdma/vf: 1}}
+)"),
+                                fixtures::ReplicatedJob("no-such-job", "",
+                                                        "spec: {nodeSelector: {x: y}}\n")}),
+                        4);
 
 TEST(TrainJobTemplates, RuntimePatchesMergeInOrderAndOnlyWhatTheirTypeAllows) {
   const auto t = Build(kPatched, kRuntime);
@@ -289,35 +254,15 @@ TEST(TrainJobTemplates, ReadAsAWorkloadNamedByTheTrainJob) {
 // `node` workers running sshd, then the `launcher` labelled for the trainer, both with a
 // container named `node`; `launcher_as_node` is the runLauncherAsNode value.
 std::string MpiRuntime(const std::string& launcher_as_node) {
-  return R"(
-apiVersion: trainer.kubeflow.org/v1alpha1
-kind: ClusterTrainingRuntime
-metadata: {name: deepspeed}
-spec:
-  mlPolicy:
-    numNodes: 1
-    mpi: {numProcPerNode: 1, mpiImplementation: OpenMPI, runLauncherAsNode: )" +
-         launcher_as_node + R"(}
-  template:
-    spec:
-      replicatedJobs:
-        - name: node
-          template:
-            spec:
-              template:
-                spec:
-                  containers:
-                    - {name: node, image: ds:1, command: [/usr/sbin/sshd]}
-        - name: launcher
-          template:
-            metadata:
-              labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}
-            spec:
-              template:
-                spec:
-                  containers:
-                    - {name: node, image: ds:1}
-)";
+  return fixtures::ClusterTrainingRuntime(
+      "deepspeed",
+      "{numNodes: 1, mpi: {numProcPerNode: 1, mpiImplementation: OpenMPI, runLauncherAsNode: " +
+          launcher_as_node + "}}",
+      {fixtures::ReplicatedJob(
+           "node", "",
+           "spec:\n  containers:\n    - {name: node, image: ds:1, command: [/usr/sbin/sshd]}\n"),
+       fixtures::ReplicatedJob("launcher", fixtures::AncestorStep("trainer"),
+                               "spec:\n  containers:\n    - {name: node, image: ds:1}\n")});
 }
 
 constexpr const char* kMpiJob = R"(
@@ -426,13 +371,13 @@ INSTANTIATE_TEST_SUITE_P(
     Manifests, TrainJobWrongTypes,
     testing::Values(
         Wrong{"resources_string", "{spec: {runtimeRef: {name: r}, trainer: {resourcesPerNode: x}}}",
-              kRuntime, "/spec/trainer/resourcesPerNode"},
+              kRuntime.c_str(), "/spec/trainer/resourcesPerNode"},
         Wrong{"num_nodes_string", "{spec: {runtimeRef: {name: r}, trainer: {numNodes: '2'}}}",
-              kRuntime, "/spec/trainer/numNodes"},
-        Wrong{"env_item", "{spec: {runtimeRef: {name: r}, trainer: {env: [x]}}}", kRuntime,
+              kRuntime.c_str(), "/spec/trainer/numNodes"},
+        Wrong{"env_item", "{spec: {runtimeRef: {name: r}, trainer: {env: [x]}}}", kRuntime.c_str(),
               "/spec/trainer/env/0"},
-        Wrong{"patches_map", "{spec: {runtimeRef: {name: r}, runtimePatches: {}}}", kRuntime,
-              "/spec/runtimePatches"},
+        Wrong{"patches_map", "{spec: {runtimeRef: {name: r}, runtimePatches: {}}}",
+              kRuntime.c_str(), "/spec/runtimePatches"},
         Wrong{"runtime_jobs", "{spec: {runtimeRef: {name: r}}}",
               "{spec: {template: {spec: {replicatedJobs: {}}}}}", "/spec/runtimeRef"},
         Wrong{"runtime_none", "{spec: {runtimeRef: {name: r}}}", "{spec: {}}", "/spec/runtimeRef"}),

@@ -1,11 +1,14 @@
-#include "check_reports.h"
-
+// `-o sarif`: SARIF 2.1.0, the format code scanning reads: one run whose driver lists every rule
+// with its documentation, a result per finding located at its line and column, a suppressed
+// finding as a result with its suppression, unreadable documents as notifications; audit adds
+// its namespaces, kinds and policy as the run's properties.
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <iostream>
 #include <map>
-#include <sstream>
 
+#include "../format.h"
 #include "rdma_webhook/build_info.h"
 
 namespace rw::cli {
@@ -65,43 +68,6 @@ json SarifRule(const rules::RuleReference& r, const std::string& docs_url) {
   return rule;
 }
 
-std::string Escape(std::string_view text) {
-  std::string out;
-  for (const char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        // XML 1.0 allows no control characters but tab, newline and carriage return.
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r') {
-          out += '?';
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out;
-}
-
-std::string Located(const Checked& c, const std::string& pointer) {
-  std::string at = c.file;
-  if (const auto p = c.Where(pointer)) at += ":" + std::to_string(p->line);
-  return at + " " + (pointer.empty() ? "/" : pointer);
-}
-
 json PhysicalLocation(const Checked& c, const std::string& pointer) {
   json physical = {{"artifactLocation", {{"uri", FileUri(c.file)}}}};
   if (const auto p = c.Where(pointer)) {
@@ -127,8 +93,8 @@ json SarifResult(const Checked& c, const rules::Finding& f,
   return result;
 }
 
-}  // namespace
-
+// Where this version's docs/ folder is published, without a trailing slash: $RDMA_WEBHOOK_DOCS_URL
+// when set, else the build's RW_DOCS_URL (docs/cli.md#-o-sarif-and--o-junit); "" when unknown.
 std::string DocsUrl() {
   const char* env = std::getenv("RDMA_WEBHOOK_DOCS_URL");
   std::string url = env != nullptr ? env : build::kDocsUrl;
@@ -136,6 +102,10 @@ std::string DocsUrl() {
   return url;
 }
 
+// SARIF 2.1.0: one run; the driver lists every rule with its documentation (and, when
+// `docs_url` is not empty, a helpUri to its section of rules.md there); each finding is a
+// result located at its pointer's line and column, a suppressed one with its suppression;
+// unreadable documents are notifications.
 json ToSarif(const std::vector<Checked>& results, const std::vector<InputError>& errors,
              const std::string& docs_url) {
   json rules = json::array();
@@ -181,81 +151,37 @@ json ToSarif(const std::vector<Checked>& results, const std::vector<InputError>&
                                  {"results", std::move(out_results)}}})}};
 }
 
-std::string ToJunit(const std::vector<Checked>& results, const std::vector<InputError>& errors) {
-  // One testsuite per file, in the order the files were given.
-  struct Suite {
-    std::string file;
-    std::ostringstream cases;
-    std::size_t tests = 0, failures = 0, errors = 0;
-  };
-  std::vector<Suite> suites;
-  auto suite = [&](const std::string& file) -> Suite& {
-    for (auto& s : suites)
-      if (s.file == file) return s;
-    suites.emplace_back();
-    suites.back().file = file;
-    return suites.back();
-  };
-  for (const auto& c : results) {
-    Suite& s = suite(c.file);
-    ++s.tests;
-    const std::string name = c.source.substr(c.file.size()) + " " +
-                             (c.kind.empty() ? "(no kind)" : c.kind) + " " + c.ns + "/" +
-                             (c.name.empty() ? "(unnamed)" : c.name);
-    s.cases << "    <testcase classname=\"" << Escape(c.file) << "\" name=\"" << Escape(name)
-            << "\" file=\"" << Escape(c.file) << "\"";
-    if (const auto p = c.Where("")) s.cases << " line=\"" << p->line << "\"";
-    s.cases << ">\n";
-    std::string failure, warnings, first_error;
-    std::size_t n_errors = 0;
-    for (const auto& f : c.diagnosis.findings) {
-      const std::string line = Level(f.severity) + " " + f.rule + " at " + Located(c, f.pointer) +
-                               "\n  " + f.Text() + "\n";
-      if (f.severity == Severity::kError) {
-        if (n_errors++ == 0) first_error = f.rule;
-        failure += line;
-      } else {
-        warnings += line;
-      }
-    }
-    if (n_errors > 0) {
-      ++s.failures;
-      s.cases << "      <failure type=\"" << Escape(first_error) << "\" message=\""
-              << Escape(std::to_string(n_errors) + (n_errors == 1 ? " error" : " errors") +
-                        ", first: " + first_error)
-              << "\">" << Escape(failure) << "</failure>\n";
-    }
-    for (const auto& x : c.diagnosis.suppressed)
-      warnings += "suppressed " + x.finding.rule + " at " + Located(c, x.finding.pointer) +
-                  "\n  reason: " + (x.reason.empty() ? "(none given)" : x.reason) + "\n";
-    if (!warnings.empty()) s.cases << "      <system-out>" << Escape(warnings) << "</system-out>\n";
-    s.cases << "    </testcase>\n";
+class SarifReport : public Report {
+ public:
+  void Add(Checked&& c) override {
+    // SARIF holds findings only: a clean document adds nothing, and no evidence is written.
+    if (c.diagnosis.findings.empty() && c.diagnosis.suppressed.empty()) return;
+    c.diagnosis.evidence.clear();
+    results_.push_back(std::move(c));
   }
-  for (const auto& e : errors) {
-    Suite& s = suite(e.file.empty() ? e.source : e.file);
-    ++s.tests;
-    ++s.errors;
-    s.cases << "    <testcase classname=\"" << Escape(s.file) << "\" name=\""
-            << Escape(e.source == s.file ? e.source : e.source.substr(s.file.size()))
-            << "\" file=\"" << Escape(s.file) << "\">\n      <error type=\"unreadable\" message=\""
-            << Escape(e.message) << "\"/>\n    </testcase>\n";
+
+  void End(const RunEnd& end) override {
+    json out = ToSarif(results_, end.errors_read, DocsUrl());
+    if (end.cluster != nullptr) out["runs"][0]["properties"] = ClusterRunJson(*end.cluster);
+    std::cout << out.dump(2) << "\n";
   }
-  std::size_t tests = 0, failures = 0, n_errors = 0;
-  for (const auto& s : suites) {
-    tests += s.tests;
-    failures += s.failures;
-    n_errors += s.errors;
-  }
-  std::ostringstream out;
-  out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"rdma-webhook check\" "
-      << "tests=\"" << tests << "\" failures=\"" << failures << "\" errors=\"" << n_errors
-      << "\">\n";
-  for (const auto& s : suites)
-    out << "  <testsuite name=\"" << Escape(s.file) << "\" tests=\"" << s.tests << "\" failures=\""
-        << s.failures << "\" errors=\"" << s.errors << "\" skipped=\"0\">\n"
-        << s.cases.str() << "  </testsuite>\n";
-  out << "</testsuites>\n";
-  return out.str();
-}
+
+ private:
+  std::vector<Checked> results_;  // with only the positions their findings need (Judge)
+};
+
+}  // namespace
+
+namespace formats {
+extern const Format sarif;
+const Format sarif = {
+    .name = "sarif",
+    .help = "SARIF 2.1.0 for code scanning: each finding at its line, every rule documented",
+    .position = 30,
+    .shows_positions = true,
+    .shows_changes = false,
+    .open = Open<SarifReport>,
+};
+}  // namespace formats
 
 }  // namespace rw::cli
