@@ -61,14 +61,19 @@ rss_mb() { awk '/^VmRSS/ {printf "%.1f", $2 / 1024}' "/proc/$1/status"; }
 median() { sort -n | awk '{a[NR]=$1} END {if (NR == 0) print "-"; else print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 
 # ---- servers ---------------------------------------------------------------------------------
+# serve BINARY PORT PROBE LOG: one rdma-webhook on one thread, until /readyz answers; its pid in
+# $served_pid.
+serve() {
+  "$1" serve --tls-cert "$work/certs/tls.crt" --tls-key "$work/certs/tls.key" \
+    --listen "127.0.0.1:$2" --probe-listen "127.0.0.1:$3" --threads 1 --log-level warn 2>"$4" &
+  served_pid=$!
+  pids+=("$served_pid")
+  for _ in $(seq 100); do curl -fs "http://127.0.0.1:$3/readyz" >/dev/null && break; sleep 0.1; done
+}
 rw_port=$(free_port)
 rw_probe=$(free_port)
-"$bin" serve --tls-cert "$work/certs/tls.crt" --tls-key "$work/certs/tls.key" \
-  --listen "127.0.0.1:$rw_port" --probe-listen "127.0.0.1:$rw_probe" --threads 1 \
-  --log-level warn 2>"$work/rw.log" &
-rw_pid=$!
-pids+=("$rw_pid")
-for _ in $(seq 100); do curl -fs "http://127.0.0.1:$rw_probe/readyz" >/dev/null && break; sleep 0.1; done
+serve "$bin" "$rw_port" "$rw_probe" "$work/rw.log"
+rw_pid=$served_pid
 
 # The previous build, served alike, so "no worse than the previous main" is measured in one run.
 base_pid=
@@ -76,12 +81,8 @@ if [ -n "${BASELINE:-}" ]; then
   [ -x "$BASELINE" ] || { echo "bench: BASELINE $BASELINE is not executable" >&2; exit 2; }
   base_port=$(free_port)
   base_probe=$(free_port)
-  "$BASELINE" serve --tls-cert "$work/certs/tls.crt" --tls-key "$work/certs/tls.key" \
-    --listen "127.0.0.1:$base_port" --probe-listen "127.0.0.1:$base_probe" --threads 1 \
-    --log-level warn 2>"$work/base.log" &
-  base_pid=$!
-  pids+=("$base_pid")
-  for _ in $(seq 100); do curl -fs "http://127.0.0.1:$base_probe/readyz" >/dev/null && break; sleep 0.1; done
+  serve "$BASELINE" "$base_port" "$base_probe" "$work/base.log"
+  base_pid=$served_pid
 fi
 
 # wrk -s review.lua URL [BODY] against PID; prints "requests duration_us p50_us p99_us
