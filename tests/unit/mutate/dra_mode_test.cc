@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <string>
 
+#include "../fixtures/device_classes.h"
+#include "../fixtures/yaml.h"
 #include "rdma_webhook/codec/yaml.h"
 #include "rdma_webhook/mutate/mutation.h"
 #include "rdma_webhook/rules/diagnosis.h"
@@ -36,15 +38,8 @@ const policy::Policy& TestPolicy() {
   return p;
 }
 
-std::vector<json> Objects(const std::string& yaml) {
-  std::vector<json> out;
-  for (auto& d : codec::ParseStream(yaml))
-    if (d.value) out.push_back(std::move(*d.value));
-  return out;
-}
-
-// dranet's and a GPU class; in each namespace of the test policy a template of RDMA NICs under
-// the policy's name, another, and one of GPUs.
+// In each namespace of the test policy a template of RDMA NICs under the policy's name, another,
+// and one of GPUs (the classes: fixtures::kDeviceClasses).
 std::string Templates(const std::string& ns) {
   std::string out;
   for (const char* name : {"rdma-nics", "own-nics"})
@@ -55,26 +50,13 @@ std::string Templates(const std::string& ns) {
            "          selectors: [{cel: {expression: 'device.attributes[\"dra.net\"].rdma'}}]\n";
   return out + "---\napiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\n" +
          "metadata: {name: gpus, namespace: " + ns + "}\nspec:\n  spec:\n    devices:\n" +
-         "      requests: [{name: gpu, exactly: {deviceClassName: gpu}}]\n";
+         "      requests: [{name: gpu, exactly: {deviceClassName: gpu.nvidia.com}}]\n";
 }
-
-constexpr const char* kClasses = R"(
-apiVersion: resource.k8s.io/v1
-kind: DeviceClass
-metadata: {name: dranet}
-spec:
-  selectors: [{cel: {expression: 'device.driver == "dra.net"'}}]
----
-apiVersion: resource.k8s.io/v1
-kind: DeviceClass
-metadata: {name: gpu}
-spec:
-  selectors: [{cel: {expression: 'device.driver == "gpu.nvidia.com"'}}]
-)";
 
 const catalogue::Catalogue& Cluster() {
   static const catalogue::Catalogue c = catalogue::Catalogue::From(
-      Objects(kClasses + Templates("dra") + Templates("dra-ifname")), catalogue::Source::kCluster);
+      fixtures::YamlObjects(fixtures::kDeviceClasses + Templates("dra") + Templates("dra-ifname")),
+      catalogue::Source::kCluster);
   return c;
 }
 

@@ -3,6 +3,7 @@
 #include <set>
 #include <string>
 
+#include "../fixtures/yaml.h"
 #include "rdma_webhook/codec/yaml.h"
 #include "rdma_webhook/mutate/mutation.h"
 
@@ -55,7 +56,7 @@ const policy::Policy& TestPolicy() {
   return p;
 }
 
-json Yaml(const std::string& text) { return *codec::ParseStream(text).at(0).value; }
+using fixtures::Yaml;
 
 std::string Pod(const std::string& ns, const std::string& container_extra = "",
                 const std::string& metadata_extra = "", const std::string& spec_extra = "") {

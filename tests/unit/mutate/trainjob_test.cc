@@ -3,7 +3,9 @@
 // needs, and a second mutation must change nothing.
 #include <gtest/gtest.h>
 
+#include "../fixtures/device_classes.h"
 #include "../fixtures/trainer.h"
+#include "../fixtures/yaml.h"
 #include "rdma_webhook/codec/yaml.h"
 #include "rdma_webhook/mutate/mutation.h"
 #include "rdma_webhook/rules/assessment.h"
@@ -36,7 +38,7 @@ const policy::Policy& TestPolicy() {
   return p;
 }
 
-json Yaml(const std::string& text) { return *codec::ParseStream(text).at(0).value; }
+using fixtures::Yaml;
 
 // `node_extra`: more lines of the `node` container (indented 22).
 std::string Runtime(const std::string& node_extra = "") {
@@ -233,13 +235,8 @@ TEST(MutateTrainJob, AResourcesPerNodeIsNotCreatedOverTheRuntimesDraClaims) {
                         claims: [{name: gpus}]
                   resourceClaims: [{name: gpus, resourceClaimTemplateName: gpus}]
 )"));
-  std::vector<json> objects;
-  for (auto& d : codec::ParseStream(R"(apiVersion: resource.k8s.io/v1
-kind: DeviceClass
-metadata: {name: gpu.nvidia.com}
-spec:
-  selectors: [{cel: {expression: 'device.driver == "gpu.nvidia.com"'}}]
----
+  const auto catalogue =
+      catalogue::Catalogue::From(fixtures::YamlObjects(fixtures::kDeviceClasses + std::string(R"(---
 apiVersion: resource.k8s.io/v1
 kind: ResourceClaimTemplate
 metadata: {name: gpus, namespace: shared}
@@ -247,9 +244,8 @@ spec:
   spec:
     devices:
       requests: [{name: gpu, exactly: {deviceClassName: gpu.nvidia.com, count: 8}}]
-)"))
-    objects.push_back(std::move(*d.value));
-  const auto catalogue = catalogue::Catalogue::From(objects, catalogue::Source::kInputs);
+)")),
+                                 catalogue::Source::kInputs);
   json job = Yaml(Job("shared"));
   job["spec"]["trainer"].erase("resourcesPerNode");
   const Mutation m = MutateTrainJob(job, runtime, workload::ReadRuntimeRef(job, "default"),

@@ -6,10 +6,11 @@
 #include <algorithm>
 #include <memory>
 
+#include "../fixtures/device_classes.h"
 #include "../fixtures/judged.h"
+#include "../fixtures/yaml.h"
 #include "rdma_webhook/codec/yaml.h"
 #include "rdma_webhook/rules/assessment.h"
-#include "yaml_document.h"
 
 namespace rw::rules {
 namespace {
@@ -33,36 +34,8 @@ const policy::Policy& TestPolicy() {
   return p;
 }
 
-using test::YamlObjects;
-
-constexpr const char* kDranetClass = R"(
-apiVersion: resource.k8s.io/v1
-kind: DeviceClass
-metadata: {name: dranet}
-spec:
-  selectors: [{cel: {expression: 'device.driver == "dra.net"'}}]
----
-apiVersion: resource.k8s.io/v1
-kind: DeviceClass
-metadata: {name: gpu.nvidia.com}
-spec:
-  selectors: [{cel: {expression: 'device.driver == "gpu.nvidia.com"'}}]
----
-apiVersion: resource.k8s.io/v1
-kind: DeviceClass
-metadata: {name: efa}
-spec:
-  selectors: [{cel: {expression: 'device.driver == "efa.networking.k8s.aws"'}}]
----
-apiVersion: resource.k8s.io/v1
-kind: DeviceClass
-metadata: {name: sriov-port1}
-spec:
-  selectors:
-    - cel: {expression: 'device.driver == "sriovnetwork.k8snetworkplumbingwg.io"'}
-    - cel: {expression: 'device.attributes["sriovnetwork.k8snetworkplumbingwg.io"].rdmaCapable'}
-  extendedResourceName: example.com/sriov-port1
-)";
+using fixtures::kDeviceClasses;
+using fixtures::YamlObjects;
 
 // A claim template in team-a with the given requests (YAML list items, indented 6).
 std::string Template(const std::string& name, const std::string& requests) {
@@ -87,22 +60,22 @@ struct Case : fixtures::Judged {
                 const std::string& limits = "{nvidia.com/gpu: 8}",
                 const std::string& spec_extra = "", Source source = Source::kInputs,
                 std::vector<catalogue::Listing> listed = {})
-      : Judged(Catalogue::From(YamlObjects(catalogue_yaml), source, std::move(listed)),
-               fixtures::FirstDocument(
-                   "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: " + ns +
-                   "}\nspec:\n" + spec_extra +
-                   "  resourceClaims: [{name: devices, resourceClaimTemplateName: devs}]\n"
-                   "  containers:\n  - name: trainer\n    image: x\n"
-                   "    resources:\n      limits: " +
-                   limits + "\n      claims: [{name: devices}]\n" + container_extra),
-               TestPolicy()) {}
+      : Judged(
+            Catalogue::From(YamlObjects(catalogue_yaml), source, std::move(listed)),
+            fixtures::Yaml("apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: " + ns +
+                           "}\nspec:\n" + spec_extra +
+                           "  resourceClaims: [{name: devices, resourceClaimTemplateName: devs}]\n"
+                           "  containers:\n  - name: trainer\n    image: x\n"
+                           "    resources:\n      limits: " +
+                           limits + "\n      claims: [{name: devices}]\n" + container_extra),
+            TestPolicy()) {}
 };
 
 const std::string kIpcLock = "    securityContext: {capabilities: {add: [IPC_LOCK]}}\n";
 
 TEST(Dra, AClaimOfRdmaNicsPutsTheTemplateOnTheDraPath) {
   // IPC_LOCK and a memory-backed /dev/shm: nothing is left to report.
-  const Case c("team-a", std::string(kDranetClass) + "---\n" + Template("devs", kRdmaNicRequest),
+  const Case c("team-a", std::string(kDeviceClasses) + "---\n" + Template("devs", kRdmaNicRequest),
                std::string(kIpcLock) + "    volumeMounts: [{name: dshm, mountPath: /dev/shm}]\n",
                "{nvidia.com/gpu: 8}", "  volumes: [{name: dshm, emptyDir: {medium: Memory}}]\n");
   EXPECT_EQ(c.d.path, Path::kDra) << c.AllEvidence();
@@ -113,13 +86,14 @@ TEST(Dra, AClaimOfRdmaNicsPutsTheTemplateOnTheDraPath) {
 }
 
 TEST(Dra, IpcLockIsStillRequiredOnTheDraPath) {
-  const Case c("team-a", std::string(kDranetClass) + "---\n" + Template("devs", kRdmaNicRequest));
+  const Case c("team-a", std::string(kDeviceClasses) + "---\n" + Template("devs", kRdmaNicRequest));
   EXPECT_EQ(c.d.path, Path::kDra);
   EXPECT_TRUE(c.Fired("ipc-lock-missing"));
 }
 
 TEST(Dra, ADranetNicTheClaimDoesNotRequireRdmaOnIsNoRdmaPath) {
-  const Case c("team-a", std::string(kDranetClass) + "---\n" + Template("devs", kPlainNicRequest));
+  const Case c("team-a",
+               std::string(kDeviceClasses) + "---\n" + Template("devs", kPlainNicRequest));
   EXPECT_EQ(c.d.path, Path::kNone) << c.AllEvidence();
   EXPECT_TRUE(c.Evidence("without requiring rdma")) << c.AllEvidence();
   EXPECT_FALSE(c.Fired("ipc-lock-missing"));
@@ -127,7 +101,7 @@ TEST(Dra, ADranetNicTheClaimDoesNotRequireRdmaOnIsNoRdmaPath) {
 
 TEST(Dra, AClaimWhoseTemplateIsNotInTheInputsIsUnknownAndQuiet) {
   // The claim is called "devs", and would be so if it were called "rdma-nics": no name guess.
-  const Case c("team-a", kDranetClass);
+  const Case c("team-a", kDeviceClasses);
   EXPECT_EQ(c.d.path, Path::kUnknown) << c.AllEvidence();
   EXPECT_TRUE(c.Evidence("ResourceClaimTemplate team-a/devs unknown: not among the inputs"))
       << c.AllEvidence();
@@ -142,7 +116,7 @@ TEST(Dra, AnEmptyCatalogueReadsNoClaimAsRdma) {
 }
 
 TEST(Dra, ATemplateTheClusterListedAndLacksSaysSo) {
-  const Case c("team-a", kDranetClass, "", "{nvidia.com/gpu: 8}", "", Source::kCluster,
+  const Case c("team-a", kDeviceClasses, "", "{nvidia.com/gpu: 8}", "", Source::kCluster,
                {{"resource.k8s.io", "ResourceClaimTemplate", std::nullopt}});
   EXPECT_EQ(c.d.path, Path::kUnknown);
   EXPECT_TRUE(c.Evidence("the cluster has none of that name")) << c.AllEvidence();
@@ -156,7 +130,7 @@ TEST(Dra, AClassThatCannotBeFoundIsUnknown) {
 
 TEST(Dra, AGpuClaimMakesAGpuContainerWithoutAGpuResource) {
   const Case c("team-a",
-               std::string(kDranetClass) + "---\n" +
+               std::string(kDeviceClasses) + "---\n" +
                    Template("devs", std::string(kGpuRequest) + kRdmaNicRequest),
                kIpcLock, "{}");
   ASSERT_EQ(c.a.templates.size(), 1u);
@@ -167,14 +141,14 @@ TEST(Dra, AGpuClaimMakesAGpuContainerWithoutAGpuResource) {
 }
 
 TEST(Dra, AGpuClaimAloneIsAGpuTemplateWithoutRdma) {
-  const Case c("team-a", std::string(kDranetClass) + "---\n" + Template("devs", kGpuRequest), "",
+  const Case c("team-a", std::string(kDeviceClasses) + "---\n" + Template("devs", kGpuRequest), "",
                "{}");
   EXPECT_EQ(c.d.path, Path::kNone);
   EXPECT_TRUE(c.Evidence("GPU templates without an RDMA path")) << c.AllEvidence();
 }
 
 TEST(Dra, AnEfaClaimIsThePluginPath) {
-  const Case c("team-a", std::string(kDranetClass) + "---\n" +
+  const Case c("team-a", std::string(kDeviceClasses) + "---\n" +
                              Template("devs",
                                       "      - name: efa\n        exactly: "
                                       "{deviceClassName: efa}\n"));
@@ -183,13 +157,14 @@ TEST(Dra, AnEfaClaimIsThePluginPath) {
 }
 
 TEST(Dra, OnTheHostNetworkTheHostNetworkDecides) {
-  const Case c("team-a", std::string(kDranetClass) + "---\n" + Template("devs", kRdmaNicRequest),
+  const Case c("team-a", std::string(kDeviceClasses) + "---\n" + Template("devs", kRdmaNicRequest),
                kIpcLock, "{nvidia.com/gpu: 8}", "  hostNetwork: true\n");
   EXPECT_EQ(c.d.path, Path::kHostNetwork);
 }
 
 TEST(Dra, AnExtendedResourceResolvesThroughItsDeviceClass) {
-  const Case c("team-a", kDranetClass, kIpcLock, "{nvidia.com/gpu: 8, example.com/sriov-port1: 1}");
+  const Case c("team-a", kDeviceClasses, kIpcLock,
+               "{nvidia.com/gpu: 8, example.com/sriov-port1: 1}");
   // The NICs the extended resource resolves to decide the path, as any RDMA sign does, though
   // the claim "devs" (its template not among the inputs) is unknown.
   EXPECT_EQ(c.d.path, Path::kDra) << c.AllEvidence();
@@ -201,7 +176,8 @@ TEST(Dra, AnExtendedResourceResolvesThroughItsDeviceClass) {
 }
 
 TEST(Dra, FirstAvailableAlternativesOfDifferentDevicesAreUnknown) {
-  const Case c("team-a", std::string(kDranetClass) + "---\n" + Template("devs", R"(      - name: any
+  const Case c("team-a",
+               std::string(kDeviceClasses) + "---\n" + Template("devs", R"(      - name: any
         firstAvailable:
           - {name: nic, deviceClassName: dranet, selectors: [{cel: {expression: 'device.attributes["dra.net"].rdma'}}]}
           - {name: gpu, deviceClassName: gpu.nvidia.com}
@@ -213,7 +189,7 @@ TEST(Dra, FirstAvailableAlternativesOfDifferentDevicesAreUnknown) {
 
 TEST(Dra, NoDevicePluginVfIsInjectedNextToDraNics) {
   const Case c("sriov-ns",
-               std::string(kDranetClass) + "---\n" +
+               std::string(kDeviceClasses) + "---\n" +
                    Template("devs", kRdmaNicRequest)
                        .replace(Template("devs", kRdmaNicRequest).find("team-a"), 6, "sriov-ns"),
                kIpcLock);
@@ -227,27 +203,27 @@ TEST(Dra, NoDevicePluginVfIsInjectedNextToDraNics) {
 const std::string kIfnameVfnet = "    env: [{name: NCCL_SOCKET_IFNAME, value: vfnet0}]\n";
 
 TEST(Dra, AnInterfaceAnUnreadableClaimMayBringIsNotReportedAsNotAttached) {
-  const Case c("team-a", kDranetClass, kIpcLock + kIfnameVfnet);
+  const Case c("team-a", kDeviceClasses, kIpcLock + kIfnameVfnet);
   EXPECT_EQ(c.d.path, Path::kUnknown) << c.AllEvidence();
   EXPECT_FALSE(c.Fired("ifname-not-attached")) << c.AllFindings();
 }
 
 TEST(Dra, AnInterfaceOfAClaimOfNicsWithoutRdmaIsNotReportedAsNotAttached) {
   // dranet's NIC without rdma required: no RDMA path, but a netdev whose name is dranet's.
-  const Case c("team-a", std::string(kDranetClass) + "---\n" + Template("devs", kPlainNicRequest),
+  const Case c("team-a", std::string(kDeviceClasses) + "---\n" + Template("devs", kPlainNicRequest),
                kIpcLock + kIfnameVfnet);
   EXPECT_EQ(c.d.path, Path::kNone) << c.AllEvidence();
   EXPECT_FALSE(c.Fired("ifname-not-attached")) << c.AllFindings();
 }
 
 TEST(Dra, AClaimOfGpusAloneBringsNoInterfaceAndTheIfnameIsStillJudged) {
-  const Case c("team-a", std::string(kDranetClass) + "---\n" + Template("devs", kGpuRequest),
+  const Case c("team-a", std::string(kDeviceClasses) + "---\n" + Template("devs", kGpuRequest),
                kIpcLock + kIfnameVfnet, "{}");
   EXPECT_TRUE(c.Fired("ifname-not-attached")) << c.AllFindings();
 }
 
 TEST(Dra, NothingIsPlannedNextToAClaimThatCannotBeRead) {
-  const Case c("sriov-ns", kDranetClass, kIpcLock);
+  const Case c("sriov-ns", kDeviceClasses, kIpcLock);
   EXPECT_EQ(c.d.path, Path::kUnknown);
   EXPECT_FALSE(c.a.mutates);
 }
@@ -274,7 +250,7 @@ struct Judged {
   }
 };
 
-const std::string kNics = std::string(kDranetClass) + "---\n" + Template("devs", kRdmaNicRequest);
+const std::string kNics = std::string(kDeviceClasses) + "---\n" + Template("devs", kRdmaNicRequest);
 const std::string kShm = "    volumeMounts: [{name: dshm, mountPath: /dev/shm}]\n";
 const std::string kShmVolume = "  volumes: [{name: dshm, emptyDir: {medium: Memory}}]\n";
 
@@ -301,13 +277,13 @@ TEST(DraRules, AFamilyPrefixOrAnExclusionListOfNcclIbHcaKeepsMatching) {
 }
 
 TEST(DraRules, ANcclIbHcaListWithoutDraNicsIsNotThisRule) {
-  const Case c("team-a", std::string(kDranetClass) + "---\n" + Template("devs", kGpuRequest),
+  const Case c("team-a", std::string(kDeviceClasses) + "---\n" + Template("devs", kGpuRequest),
                "    env: [{name: NCCL_IB_HCA, value: mlx5_0}]\n");
   EXPECT_FALSE(c.Fired("dra-fixed-ib-hca")) << c.AllFindings();
 }
 
 std::string GpuNicTemplate(const std::string& constraints) {
-  return std::string(kDranetClass) + "---\n" +
+  return std::string(kDeviceClasses) + "---\n" +
          Template("devs", std::string(kGpuRequest) + kRdmaNicRequest) + constraints;
 }
 
@@ -354,7 +330,7 @@ spec:
 )";
 
 TEST(DraRules, GpusAndNicsInSeparateClaimsAreAWarning) {
-  const Judged j(std::string(kDranetClass) + "---\n" + Template("gpus", kGpuRequest) + "---\n" +
+  const Judged j(std::string(kDeviceClasses) + "---\n" + Template("gpus", kGpuRequest) + "---\n" +
                      Template("nics", kRdmaNicRequest),
                  kTwoClaimsPod);
   const auto rules = j.Rules();
@@ -363,7 +339,7 @@ TEST(DraRules, GpusAndNicsInSeparateClaimsAreAWarning) {
 
 TEST(DraRules, AnUnknownClaimKeepsTheAlignmentRuleQuiet) {
   // The NIC template is not among the inputs: nothing says what it holds.
-  const Judged j(std::string(kDranetClass) + "---\n" + Template("gpus", kGpuRequest),
+  const Judged j(std::string(kDeviceClasses) + "---\n" + Template("gpus", kGpuRequest),
                  kTwoClaimsPod);
   EXPECT_TRUE(j.d.findings.empty());
 }

@@ -7,9 +7,9 @@
 #include <memory>
 
 #include "../fixtures/judged.h"
+#include "../fixtures/yaml.h"
 #include "rdma_webhook/codec/yaml.h"
 #include "rdma_webhook/rules/assessment.h"
-#include "yaml_document.h"
 
 namespace rw::rules {
 namespace {
@@ -39,7 +39,7 @@ const policy::Policy& TestPolicy() {
   return p;
 }
 
-using test::YamlObjects;
+using fixtures::YamlObjects;
 
 std::string Nad(const std::string& ns, const std::string& name, const std::string& resource,
                 const std::string& config) {
@@ -58,19 +58,19 @@ struct Pod : fixtures::Judged {
   Pod(const std::string& ns, const std::string& networks, const std::string& catalogue_yaml,
       const std::string& limits = "{nvidia.com/gpu: 8}", Source source = Source::kInputs,
       std::vector<catalogue::Listing> listed = {}, const std::string& containers_extra = "")
-      : Judged(Catalogue::From(YamlObjects(catalogue_yaml), source, std::move(listed), ns),
-               fixtures::FirstDocument(
-                   "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  namespace: " + ns +
-                   (networks.empty()
-                        ? std::string()
-                        : "\n  annotations: {k8s.v1.cni.cncf.io/networks: '" + networks + "'}") +
-                   "\nspec:\n  volumes: [{name: dshm, emptyDir: {medium: Memory}}]\n"
-                   "  containers:\n  - name: trainer\n    image: x\n"
-                   "    securityContext: {capabilities: {add: [IPC_LOCK]}}\n"
-                   "    volumeMounts: [{name: dshm, mountPath: /dev/shm}]\n"
-                   "    resources: {limits: " +
-                   limits + "}\n" + containers_extra),
-               TestPolicy()) {}
+      : Judged(
+            Catalogue::From(YamlObjects(catalogue_yaml), source, std::move(listed), ns),
+            fixtures::Yaml("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  namespace: " + ns +
+                           (networks.empty() ? std::string()
+                                             : "\n  annotations: {k8s.v1.cni.cncf.io/networks: '" +
+                                                   networks + "'}") +
+                           "\nspec:\n  volumes: [{name: dshm, emptyDir: {medium: Memory}}]\n"
+                           "  containers:\n  - name: trainer\n    image: x\n"
+                           "    securityContext: {capabilities: {add: [IPC_LOCK]}}\n"
+                           "    volumeMounts: [{name: dshm, mountPath: /dev/shm}]\n"
+                           "    resources: {limits: " +
+                           limits + "}\n" + containers_extra),
+            TestPolicy()) {}
 
   const Edit* EditAt(const std::string& pointer) const {
     for (const auto& e : a.templates.at(0).plan.edits)

@@ -5,9 +5,9 @@
 
 #include <algorithm>
 
+#include "../fixtures/yaml.h"
 #include "rdma_webhook/rules/assessment.h"
 #include "rdma_webhook/rules/diagnosis.h"
-#include "yaml_document.h"
 
 namespace rw::rules {
 namespace {
@@ -32,10 +32,10 @@ const policy::Policy& TestPolicy() {
 // A privileged GPU pod in `ns` with `container_extra` (YAML lines of the container) spliced in.
 nlohmann::json Pod(const std::string& ns, const std::string& container_extra,
                    bool privileged = true) {
-  return test::Yaml("apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: " + ns +
-                    "}\nspec:\n  containers:\n  - name: trainer\n    image: x\n" +
-                    (privileged ? "    securityContext: {privileged: true}\n" : "") +
-                    "    resources: {limits: {nvidia.com/gpu: 8}}\n" + container_extra);
+  return fixtures::Yaml("apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: " + ns +
+                        "}\nspec:\n  containers:\n  - name: trainer\n    image: x\n" +
+                        (privileged ? "    securityContext: {privileged: true}\n" : "") +
+                        "    resources: {limits: {nvidia.com/gpu: 8}}\n" + container_extra);
 }
 
 bool Fired(const Diagnosis& d, std::string_view rule) {
@@ -59,7 +59,7 @@ TEST(PrivilegedPath, AnInfinibandVariableOnAPrivilegedGpuContainerIsThePath) {
       Diagnose(Pod("default", "    command: [mpirun, -x, NCCL_IB_HCA=mlx5_0, python, train.py]\n"),
                TestPolicy(), "default");
   EXPECT_EQ(launcher.path, policy::Path::kPrivileged);
-  const auto mount = Diagnose(test::Yaml(R"(
+  const auto mount = Diagnose(fixtures::Yaml(R"(
 apiVersion: v1
 kind: Pod
 metadata: {name: p, namespace: default}
@@ -112,7 +112,7 @@ TEST(PrivilegedPath, IsNeitherMutatedNorDeniedInAnotherModesNamespace) {
 
 // Another path decides first: a VF claimed, or hostNetwork.
 TEST(PrivilegedPath, ComesAfterEveryOtherPath) {
-  const auto vf = Diagnose(test::Yaml(R"(
+  const auto vf = Diagnose(fixtures::Yaml(R"(
 apiVersion: v1
 kind: Pod
 metadata:
@@ -137,7 +137,7 @@ spec:
 
 // A job split between privileged InfiniBand and another path is said, as a warning.
 TEST(PrivilegedPath, AMixedJobWithAPrivilegedTemplateIsAWarning) {
-  const auto job = test::Yaml(R"(
+  const auto job = fixtures::Yaml(R"(
 apiVersion: kubeflow.org/v1
 kind: PyTorchJob
 metadata: {name: j, namespace: default}

@@ -3,8 +3,8 @@
 
 #include <algorithm>
 
+#include "../fixtures/yaml.h"
 #include "rdma_webhook/rules/diagnosis.h"
-#include "yaml_document.h"
 
 namespace rw::rules {
 namespace {
@@ -35,7 +35,7 @@ const policy::Policy& TestPolicy() {
   return p;
 }
 
-using test::Yaml;
+using fixtures::Yaml;
 
 // A GPU Pod in `ns`; `spec_extra` and `container_extra` are YAML lines spliced in.
 std::string Pod(const std::string& ns, const std::string& spec_extra,

@@ -4,10 +4,10 @@
 
 #include <string>
 
+#include "../fixtures/yaml.h"
 #include "rdma_webhook/rules/diagnosis.h"
 #include "rdma_webhook/rules/suppression.h"
 #include "rdma_webhook/rules/verdict.h"
-#include "yaml_document.h"
 
 namespace rw::rules {
 namespace {
@@ -31,7 +31,7 @@ const policy::Policy& TestPolicy() {
   return p;
 }
 
-using test::Yaml;
+using fixtures::Yaml;
 
 // An RDMA Pod on a VF without IPC_LOCK (ipc-lock-missing, an error); `annotations` are YAML
 // lines of its metadata.annotations.

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "../fixtures/trainer.h"
+#include "../fixtures/yaml.h"
 #include "rdma_webhook/codec/yaml.h"
 #include "rdma_webhook/rules/assessment.h"
 #include "rdma_webhook/rules/trainjob.h"
@@ -14,7 +15,7 @@ namespace {
 
 using nlohmann::json;
 
-json Yaml(const std::string& text) { return *codec::ParseStream(text).at(0).value; }
+using fixtures::Yaml;
 
 const policy::Policy& TestPolicy() {
   static const policy::Policy p = policy::ParsePolicyText(R"(

@@ -1,13 +1,14 @@
 // Pod templates of kinds without a row, found by their shape, within the documented bounds.
 #include <gtest/gtest.h>
 
+#include "../fixtures/yaml.h"
 #include "rdma_webhook/codec/yaml.h"
 #include "rdma_webhook/workload/workload.h"
 
 namespace rw::workload {
 namespace {
 
-nlohmann::json Yaml(const std::string& text) { return *codec::ParseStream(text).at(0).value; }
+using fixtures::Yaml;
 
 struct ShapeCase {
   const char* name;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "../fixtures/trainer.h"
+#include "../fixtures/yaml.h"
 #include "rdma_webhook/codec/yaml.h"
 #include "rdma_webhook/workload/trainjob.h"
 
@@ -12,7 +13,7 @@ namespace {
 
 using nlohmann::json;
 
-json Yaml(const std::string& text) { return *codec::ParseStream(text).at(0).value; }
+using fixtures::Yaml;
 
 // A runtime in the stock shape: an initializer job and the trainer job, whose `node` container
 // already claims a shared HCA and adds one capability.

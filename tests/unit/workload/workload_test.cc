@@ -1,13 +1,14 @@
 // Wrong types never crash the reader: they become a ManifestError naming the field's pointer.
 #include <gtest/gtest.h>
 
+#include "../fixtures/yaml.h"
 #include "rdma_webhook/codec/yaml.h"
 #include "rdma_webhook/workload/workload.h"
 
 namespace rw::workload {
 namespace {
 
-nlohmann::json Yaml(const std::string& text) { return *codec::ParseStream(text).at(0).value; }
+using fixtures::Yaml;
 
 struct TypeCase {
   const char* name;
