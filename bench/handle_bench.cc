@@ -15,9 +15,11 @@
 #include "measure.h"
 #include "rdma_webhook/admission/review.h"
 #include "rdma_webhook/admission/webhook.h"
+#include "rdma_webhook/codec/json_text.h"
 #include "rdma_webhook/codec/yaml.h"
 #include "rdma_webhook/mutate/mutation.h"
 #include "rdma_webhook/policy/policy.h"
+#include "rdma_webhook/rules/assessment.h"
 #include "rdma_webhook/rules/diagnosis.h"
 #include "rdma_webhook/workload/workload.h"
 
@@ -64,10 +66,13 @@ int main(int argc, char** argv) {
     const std::string body = ReadFile(dir + "/" + name + ".json");
     const adm::Request request = adm::DecodeReview(body);
     const std::string ns = request.ns;
-    const rw::mutate::Mutation mutation = rw::mutate::Mutate(request.object, policy, ns);
+    const auto w = rw::workload::Workload::Read(request.object, policy, ns);
+    const rw::mutate::Mutation mutation = rw::mutate::Mutate(w, request.object, policy);
     const adm::Decision mutate_decision = adm::Decide(adm::Endpoint::kMutate, request, policy);
     const adm::Decision validate_decision = adm::Decide(adm::Endpoint::kValidate, request, policy);
 
+    // The stages of Decide (src/admission/webhook.cc) in the order a review meets them; the
+    // indented ones are parts of the line above them.
     const std::vector<std::pair<std::string, std::function<void()>>> stages = {
         {"Handle(/mutate)  [total]",
          [&] {
@@ -77,31 +82,31 @@ int main(int argc, char** argv) {
          [&] {
            g_sink = g_sink + webhook.Handle(adm::Endpoint::kValidate, body, policy).body.size();
          }},
-        {"  JsonNestingDepth(body)", [&] { g_sink = g_sink + rw::codec::JsonNestingDepth(body); }},
-        {"  json::parse(body)", [&] { g_sink = g_sink + json::parse(body).size(); }},
-        {"  DecodeReview(body) [depth+parse+fields]",
+        {"  DecodeReview(body) [DOM + fields, freed]",
          [&] { g_sink = g_sink + adm::DecodeReview(body).uid.size(); }},
-        {"  Decide(mutate)",
+        {"    ParseJson + ReleaseJson [the DOM]",
          [&] {
-           g_sink = g_sink + adm::Decide(adm::Endpoint::kMutate, request, policy).path.size();
+           json dom = rw::codec::ParseJson(body, rw::codec::kMaxNestingDepth);
+           g_sink = g_sink + dom.size();
+           rw::codec::ReleaseJson(dom);
          }},
-        {"    Mutate(object)",
-         [&] { g_sink = g_sink + rw::mutate::Mutate(request.object, policy, ns).patch.size(); }},
-        {"      Workload::Read(object)",
+        {"  Workload::Read(object)",
          [&] {
            g_sink =
                g_sink + rw::workload::Workload::Read(request.object, policy, ns).templates.size();
          }},
-        {"      json copy of object", [&] { g_sink = g_sink + json(request.object).size(); }},
-        {"    patch.dump()", [&] { g_sink = g_sink + mutation.patch.dump().size(); }},
-        {"    Diagnose(result) [path annotation]",
+        {"  Assess(workload)",
+         [&] { g_sink = g_sink + rw::rules::Assess(w, policy).templates.size(); }},
+        {"  Diagnose(assessment) [/validate]",
          [&] {
-           g_sink = g_sink + rw::rules::Diagnose(mutation.result, policy, ns).findings.size();
+           g_sink = g_sink + rw::rules::Diagnose(rw::rules::Assess(w, policy)).findings.size();
          }},
-        {"  Decide(validate) = Diagnose(object)",
-         [&] {
-           g_sink = g_sink + adm::Decide(adm::Endpoint::kValidate, request, policy).path.size();
-         }},
+        {"  copy of object [feeds the next line]",
+         [&] { g_sink = g_sink + json(request.object).size(); }},
+        {"  Mutate(workload, copy) [/mutate]",
+         [&] { g_sink = g_sink + rw::mutate::Mutate(w, request.object, policy).patch.size(); }},
+        {"  DumpJson(patch)",
+         [&] { g_sink = g_sink + rw::codec::DumpJson(mutation.patch).size(); }},
         {"  EncodeReview(mutate response)",
          [&] {
            g_sink =
