@@ -1,0 +1,90 @@
+"""`rdma-webhook verify` on whole log files written for this suite (tests/cli/verify_logs/): the
+release boundaries where NCCL changed a format, launcher and collector prefixes, plugins, and
+the damage real logs carry (cut lines, CRLF, bytes that are not UTF-8, over-long lines, empty
+input). Every line was written here from the format strings named in docs/verify.md and
+NCCL's source at the release named in the case; hosts, addresses and numbers are made up.
+
+Each case names what verify must say; a field the log cannot decide is expected as "unknown".
+"""
+import json
+
+import pytest
+
+from conftest import REPO, rw
+
+LOGS = REPO / "tests" / "cli" / "verify_logs"
+
+# file(s) -> (interNode, gdr, outcome, cause, extra fields of the JSON verdict)
+CASES = {
+    # kubectl logs --prefix --timestamps of two pods, interleaved; 2.21.5 on SR-IOV RoCE VFs.
+    "kubectl-prefix-timestamps-roce.log": ("RoCE", "on", "ok", "none",
+                                           {"nodes": 2, "ncclVersion": "2.21.5"}),
+    # NCCL_DEBUG_FILE: one file per process, init lines only (the results went to stdout).
+    ("debug-file-node-a.log", "debug-file-node-b.log"): ("IB", "on", "unknown", "unknown",
+                                                         {"nodes": 2, "linkLayer": "IB"}),
+    # 2.5 ring lines with bus ids; init only.
+    "nccl-2.5-ring-busid.log": ("IB", "on", "unknown", "unknown", {"nodes": 2}),
+    # 2.26 WARN with its timestamp after mpirun's tag: completion status 12.
+    "nccl-2.26-mpirun-completion-12.log": ("RoCE", "on", "error", "fabric-unreachable", {}),
+    # 2.28: the IB plugin fails to initialise, Socket is assigned.
+    "nccl-2.28-ib-plugin-not-initialised.log": ("Socket", "off", "fell-back", "no-rdma-device",
+                                                {}),
+    # 2.21 automatic GID selection: index 3 in one pod, 5 in the other; no job-wide index.
+    "roce-gid-auto-per-pod.log": ("RoCE", "on", "ok", "none", {"gidIndex": None}),
+    # NCCL_NET_GDR_LEVEL keeps GDR off by topology: a cause of an otherwise good run.
+    "gdr-disabled-by-level.log": ("IB", "off", "ok", "gdr-unavailable", {}),
+    "kubectl-prefix-ib-disabled.log": ("Socket", "off", "fell-back", "ib-disabled", {}),
+    "tcpxo-fastrak-ok.log": ("GPUDirect-TCPXO", "on", "ok", "none", {"net": "FasTrak"}),
+    "fastsocket-ok.log": ("FastSocket", "off", "ok", "none", {}),
+    "gib-ok.log": ("gIB", "on", "ok", "none", {}),
+    # tqdm redraws with '\r': NCCL records sit after the bar inside one line.
+    "progress-bar-carriage-returns.log": ("RoCE", "on", "ok", "none", {"nodes": 2}),
+    # A 120 KB metrics line between NCCL's lines: cut at 64 KiB, the rest still read.
+    "very-long-line.log": ("Socket", "off", "fell-back", "libibverbs-missing", {}),
+    "empty.log": ("unknown", "unknown", "unknown", "unknown", {}),
+    "never-initialised.log": ("unknown", "unknown", "unknown", "unknown", {}),
+}
+
+
+def files(key):
+    return [LOGS / f for f in (key if isinstance(key, tuple) else (key,))]
+
+
+def verdict(*paths, fmt="json"):
+    r = rw("verify", "-o", fmt, *paths)
+    assert r.rc in (0, 1, 3), r
+    return r, json.loads(r.out)
+
+
+@pytest.mark.parametrize("key", CASES, ids=[k if isinstance(k, str) else "+".join(k) for k in CASES])
+def test_case(key):
+    inter, gdr, outcome, cause, extra = CASES[key]
+    paths = files(key)
+    r, d = verdict(*paths)
+    got = (d["interNode"], d["gdr"], d["outcome"], d["cause"])
+    assert got == (inter, gdr, outcome, cause), d["explanation"]
+    for field, want in extra.items():
+        assert d[field] == want, (field, d)
+    assert r.rc == {"ok": 0, "unknown": 3}.get(outcome, 1)
+    text = "".join(p.read_bytes().decode("utf-8", errors="replace") for p in paths)
+    for proof in d["proofs"]:
+        assert proof["text"] in text, proof
+    if outcome not in ("ok", "unknown"):
+        assert d["proofs"], "a cause without a quoted line"
+
+
+
+
+def test_per_process_gid_indexes():
+    _, d = verdict(LOGS / "roce-gid-auto-per-pod.log")
+    assert sorted(p["gidIndex"] for p in d["processes"]) == [3, 5]
+
+
+def test_progress_bar_does_not_become_part_of_a_host():
+    _, d = verdict(LOGS / "progress-bar-carriage-returns.log")
+    assert sorted(p["host"] for p in d["processes"]) == ["pb-0", "pb-1"]
+
+
+def test_over_long_line_is_counted():
+    _, d = verdict(LOGS / "very-long-line.log")
+    assert d["read"]["linesCut"] == 1
