@@ -341,7 +341,12 @@ void Evidence::Note(Signal s) {
   auto& seen = At(s);
   if (seen.count++ == 0) seen.first = order;
   if (seen.proofs.size() < kMaxProofsPerSignal) {
-    if (text.size() > kMaxProofBytes) text = text.substr(0, kMaxProofBytes);
+    if (text.size() > kMaxProofBytes) {
+      // Cut at a character boundary: not inside a UTF-8 sequence the line itself holds whole.
+      std::size_t n = kMaxProofBytes;
+      while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) --n;
+      text = text.substr(0, n);
+    }
     seen.proofs.push_back({source, line_no, std::string(text)});
   }
 }

@@ -41,6 +41,8 @@ CASES = {
     "progress-bar-carriage-returns.log": ("RoCE", "on", "ok", "none", {"nodes": 2}),
     # A 120 KB metrics line between NCCL's lines: cut at 64 KiB, the rest still read.
     "very-long-line.log": ("Socket", "off", "fell-back", "libibverbs-missing", {}),
+    # Latin-1 and binary bytes, one glued to the record that proves the cause.
+    "non-utf8-socket.log": ("Socket", "off", "fell-back", "no-rdma-device", {}),
     "empty.log": ("unknown", "unknown", "unknown", "unknown", {}),
     "never-initialised.log": ("unknown", "unknown", "unknown", "unknown", {}),
 }
@@ -88,3 +90,11 @@ def test_progress_bar_does_not_become_part_of_a_host():
 def test_over_long_line_is_counted():
     _, d = verdict(LOGS / "very-long-line.log")
     assert d["read"]["linesCut"] == 1
+
+
+def test_bytes_that_are_not_utf8_still_give_json_and_sarif():
+    path = LOGS / "non-utf8-socket.log"
+    _, d = verdict(path)
+    assert any("\ufffd" in p["text"] for p in d["proofs"]), d["proofs"]
+    r, s = verdict(path, fmt="sarif")
+    assert s["runs"][0]["results"][0]["ruleId"] == "no-rdma-device"
