@@ -31,6 +31,14 @@ string_view Trim(string_view s) {
   return s;
 }
 
+// A network name NCCL or a plugin prints in full; a line cut short ("Using network Soc") is
+// believed only when what is left is one of them.
+bool KnownNetwork(string_view n) {
+  return n == "IB" || n == "Socket" || n.starts_with("IBext") || n == "AWS Libfabric" ||
+         n == "Libfabric" || n == "OFI" || n == "gIB" || n.starts_with("GPUDirectTCPX") ||
+         n == "FasTrak" || n == "FastSocket";
+}
+
 // "2.21.5" from "NCCL version 2.21.5+cuda12.2" (and PyTorch's "NCCL version 2.14.3").
 std::string VersionIn(string_view s) {
   const auto at = s.find("NCCL version ");
@@ -149,13 +157,16 @@ void ReadChannel(Evidence& e, ProcessState* p, string_view msg) {
     while (end < rest.size() &&
            !(rest[end] == '/' && end + 1 < rest.size() && Digit(rest[end + 1])))
       ++end;
+    // NCCL always prints the device number after the name: without it the line was cut inside
+    // the name ("via NET/So"), which proves no network.
+    if (end == rest.size() || end == 0) return;
     const std::string name(rest.substr(0, end));
     e.channel_nets.insert(name);
     if (name != "Socket" || e.At(Signal::kNetChannel).proofs.empty()) e.Note(Signal::kNetChannel);
     if (p && std::find(p->facts.channel_nets.begin(), p->facts.channel_nets.end(), name) ==
                  p->facts.channel_nets.end())
       p->facts.channel_nets.push_back(name);
-    if (name == "Socket" || !p) return;
+    if (name == "Socket" || !p || e.line_cut) return;  // a cut line may have lost "/GDRDMA"
     const bool gdr = Has(rest, "/GDRDMA");
     if (send) (gdr ? p->send_gdr : p->send_plain) += 1;
     if (recv) (gdr ? p->recv_gdr : p->recv_plain) += 1;
@@ -196,7 +207,7 @@ void Message(Evidence& e, ProcessState* p, const Record& r) {
                                                              : m.substr(20);
     if (const auto to = net.find(" to comm"); to != string_view::npos) net = net.substr(0, to);
     net = Trim(net);
-    if (!net.empty()) {
+    if (!net.empty() && (!e.line_cut || KnownNetwork(net))) {
       e.Note(Signal::kNetLine);
       e.nets.insert(std::string(net));
       if (p) p->facts.net = std::string(net);

@@ -19,6 +19,8 @@ CASES = {
     # kubectl logs --prefix --timestamps of two pods, interleaved; 2.21.5 on SR-IOV RoCE VFs.
     "kubectl-prefix-timestamps-roce.log": ("RoCE", "on", "ok", "none",
                                            {"nodes": 2, "ncclVersion": "2.21.5"}),
+    # The same log saved with CRLF line ends.
+    "crlf-roce.log": ("RoCE", "on", "ok", "none", {"nodes": 2}),
     # NCCL_DEBUG_FILE: one file per process, init lines only (the results went to stdout).
     ("debug-file-node-a.log", "debug-file-node-b.log"): ("IB", "on", "unknown", "unknown",
                                                          {"nodes": 2, "linkLayer": "IB"}),
@@ -41,6 +43,9 @@ CASES = {
     "progress-bar-carriage-returns.log": ("RoCE", "on", "ok", "none", {"nodes": 2}),
     # A 120 KB metrics line between NCCL's lines: cut at 64 KiB, the rest still read.
     "very-long-line.log": ("Socket", "off", "fell-back", "libibverbs-missing", {}),
+    # The collector cut the last line inside the network name: no transport is proven.
+    "cut-mid-line.log": ("unknown", "unknown", "unknown", "unknown", {}),
+    "cut-network-name.log": ("unknown", "unknown", "unknown", "unknown", {}),
     # Latin-1 and binary bytes, one glued to the record that proves the cause.
     "non-utf8-socket.log": ("Socket", "off", "fell-back", "no-rdma-device", {}),
     "empty.log": ("unknown", "unknown", "unknown", "unknown", {}),
@@ -82,6 +87,11 @@ def test_per_process_gid_indexes():
     assert sorted(p["gidIndex"] for p in d["processes"]) == [3, 5]
 
 
+def test_crlf_is_not_quoted():
+    _, d = verdict(LOGS / "crlf-roce.log")
+    assert d["proofs"] and not any("\r" in p["text"] for p in d["proofs"])
+
+
 def test_progress_bar_does_not_become_part_of_a_host():
     _, d = verdict(LOGS / "progress-bar-carriage-returns.log")
     assert sorted(p["host"] for p in d["processes"]) == ["pb-0", "pb-1"]
@@ -98,3 +108,11 @@ def test_bytes_that_are_not_utf8_still_give_json_and_sarif():
     assert any("\ufffd" in p["text"] for p in d["proofs"]), d["proofs"]
     r, s = verdict(path, fmt="sarif")
     assert s["runs"][0]["results"][0]["ruleId"] == "no-rdma-device"
+
+
+def test_a_cut_name_on_a_whole_line_is_still_believed_when_known():
+    # The last line ends without a newline but holds the whole name: it still counts.
+    text = (LOGS / "cut-network-name.log").read_text().rsplit("\n", 1)[0]
+    r = rw("verify", "-o", "json", "-", input=text + "\nx-1:15:41 [0] NCCL INFO Using network Socket")
+    d = r.json()
+    assert (d["interNode"], d["outcome"], d["cause"]) == ("Socket", "fell-back", "no-rdma-device")
