@@ -73,8 +73,11 @@ std::size_t RayTag(string_view s) {
   return s.substr(0, close).find("pid=") == string_view::npos ? 0 : close + 2;
 }
 
+// Control characters end a host too: a progress bar redrawn with '\r' and no newline puts
+// NCCL's record after the last '\r' of one long line.
 bool HostChar(char c) {
-  return c != ' ' && c != '\t' && c != ':' && c != ']' && c != '>' && c != ')' && c != '[';
+  return static_cast<unsigned char>(c) >= 0x20 && c != 0x7f && c != ' ' && c != ':' && c != ']' &&
+         c != '>' && c != ')' && c != '[';
 }
 
 // The record header that ends at `end` (the position of "NCCL INFO"/"NCCL WARN"): sets host,

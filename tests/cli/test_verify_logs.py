@@ -97,6 +97,14 @@ def test_progress_bar_does_not_become_part_of_a_host():
     assert sorted(p["host"] for p in d["processes"]) == ["pb-0", "pb-1"]
 
 
+def test_a_process_seen_only_after_a_carriage_return_keeps_its_host():
+    bar = "".join(f"\rstep {i}/9 [00:0{i}<00:09]" for i in range(9))
+    text = (f"{bar}\rcr-1:9:9 [0] NCCL INFO Bootstrap : Using eth0:10.3.0.9<0>\n"
+            f"{bar}\rcr-1:9:30 [0] NCCL INFO Using network IB\n")
+    d = rw("verify", "-o", "json", "-", input=text).json()
+    assert [p["host"] for p in d["processes"]] == ["cr-1"], d["processes"]
+
+
 def test_over_long_line_is_counted():
     _, d = verdict(LOGS / "very-long-line.log")
     assert d["read"]["linesCut"] == 1
