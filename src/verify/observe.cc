@@ -123,6 +123,24 @@ void ReadIbUsing(Evidence& e, ProcessState* p, string_view msg) {
   }
 }
 
+// One port NCCL's IB transport accepted, one line each: `NET/IB: [0] mlx5_0:1/RoCE ` (2.3, the
+// only device list that release prints) and, NET subsystem only, `NET/IB: [0]
+// mlx5_0:uverbs0:1/RoCE provider=... speed=...` (2.21+). Both come after the NCCL_IB_HCA filter.
+void ReadIbPort(Evidence& e, ProcessState* p, string_view msg) {
+  string_view entry = msg.substr(msg.find(']') + 1);  // "NET/IB: [" is there
+  while (!entry.empty() && entry.front() == ' ') entry.remove_prefix(1);
+  entry = entry.substr(0, entry.find(' '));
+  const auto slash = entry.rfind('/'), last_colon = entry.rfind(':', slash);
+  if (slash == string_view::npos || last_colon == string_view::npos) return;
+  const string_view layer = entry.substr(slash + 1);
+  if (layer != "RoCE" && layer != "IB") return;
+  // name:port/layer, without 2.21's verbs device name in the middle
+  const std::string dev =
+      std::string(entry.substr(0, entry.find(':'))) + std::string(entry.substr(last_colon));
+  std::string list = " " + dev;
+  ReadIbUsing(e, p, list);
+}
+
 // GIDs in verbs errors: `::ffff:a.b.c.d` (RoCE v2 IPv4) or a global IPv6 GID are RoCE.
 void ReadGid(Evidence& e, string_view msg) {
   for (string_view key : {"localGid ", "local GID "}) {
@@ -236,7 +254,9 @@ void Message(Evidence& e, ProcessState* p, const Record& r) {
   if (m.starts_with("NET/IB") && Has(m, " Using") && Has(m, "OOB")) {
     return ReadIbUsing(e, p, m);
   }
-  if (m.starts_with("NET/IB: ") && Has(m, " GID ") && Has(m, "qpn")) {
+  if (m.starts_with("NET/IB: [")) return ReadIbPort(e, p, m);
+  // The connect line: `qpn` up to 2.29, `qp_num` from 2.30.
+  if (m.starts_with("NET/IB: ") && Has(m, " GID ") && (Has(m, "qpn") || Has(m, "qp_num"))) {
     if (Has(m, "(80FE/")) note(Signal::kLinkLocalGid);
     if (const int gi = IntAfter(m, " GID "); gi >= 0) {  // the connect line: the index in use
       e.gid_indexes.insert(gi);
@@ -259,7 +279,11 @@ void Message(Evidence& e, ProcessState* p, const Record& r) {
   }
   if (Has(m, "GPU Direct RDMA")) {
     if (m.starts_with("NET/Socket")) return;  // printed for socket devices too: not a NIC
-    if (Has(m, "Disabled for HCA") && !Has(m, "distance")) return note(Signal::kGdrDisabledHca);
+    // Peer memory missing: `Disabled for HCA` (2.8+) and 2.3's `Disabled for GPU 0 / HCA mlx5_0
+    // (no module or not supported by GPU)`; a distance is the topology.
+    if ((Has(m, "Disabled for HCA") && !Has(m, "distance")) ||
+        (Has(m, "Disabled for GPU") && Has(m, "(no module")))
+      return note(Signal::kGdrDisabledHca);
     if (Has(m, "Disabled for GPU")) return note(Signal::kGdrDisabledDistance);
     if (Has(m, "Enabled for")) return note(Signal::kGdrEnabled);
     return;

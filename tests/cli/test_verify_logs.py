@@ -24,6 +24,9 @@ CASES = {
     # NCCL_DEBUG_FILE: one file per process, init lines only (the results went to stdout).
     ("debug-file-node-a.log", "debug-file-node-b.log"): ("IB", "on", "unknown", "unknown",
                                                          {"nodes": 2, "linkLayer": "IB"}),
+    # 2.3 under mpirun: device list one port a line, GDR off for lack of the peer-memory module.
+    "nccl-2.3-mpirun-ib.log": ("RoCE", "off", "fell-back", "gdr-unavailable",
+                               {"linkLayer": "RoCE", "ncclVersion": "2.3.7"}),
     # 2.5 ring lines with bus ids; init only.
     "nccl-2.5-ring-busid.log": ("IB", "on", "unknown", "unknown", {"nodes": 2}),
     # 2.26 WARN with its timestamp after mpirun's tag: completion status 12.
@@ -31,6 +34,8 @@ CASES = {
     # 2.28: the IB plugin fails to initialise, Socket is assigned.
     "nccl-2.28-ib-plugin-not-initialised.log": ("Socket", "off", "fell-back", "no-rdma-device",
                                                 {}),
+    # 2.30: plugin lines of 2.27+, the connect line spelled `qp_num`, GDR in the ring line.
+    "nccl-2.30-roce-gid.log": ("RoCE", "on", "ok", "none", {"gidIndex": 3}),
     # 2.21 automatic GID selection: index 3 in one pod, 5 in the other; no job-wide index.
     "roce-gid-auto-per-pod.log": ("RoCE", "on", "ok", "none", {"gidIndex": None}),
     # NCCL_NET_GDR_LEVEL keeps GDR off by topology: a cause of an otherwise good run.
