@@ -112,7 +112,26 @@ std::string Explain(const Verdict& v, const Evidence& e) {
       for (std::size_t i = 0; i < v.devices.size() && i < 4; ++i) t += " " + v.devices[i];
       if (v.devices.size() > 4) t += " ...";
     }
+    if (v.inter_node == "IB" && v.link_layer.empty())
+      t += " (InfiniBand or RoCE: the log does not print the link layer)";
     if (v.nodes) t += " across " + std::to_string(*v.nodes) + " nodes";
+    if (v.inter_node != "Socket") {  // some processes on the fast path, others on Socket
+      std::string on_socket;
+      std::size_t n = 0;
+      for (const auto& p : v.processes) {
+        const auto& c = p.channel_nets;
+        const bool socket_only =
+            c.empty()
+                ? p.net == "Socket"
+                : std::all_of(c.begin(), c.end(), [](const auto& x) { return x == "Socket"; });
+        if (!socket_only) continue;
+        if (n++ < 4) on_socket += (on_socket.empty() ? "" : ", ") + p.host + ":" + p.pid;
+      }
+      if (n > 4) on_socket += ", ...";
+      if (n > 0)
+        t += ", but " + std::to_string(n) + " process" + (n > 1 ? "es" : "") + " used Socket (" +
+             on_socket + ")";
+    }
     if (v.gdr != Gdr::kUnknown) t += ", GPUDirect RDMA " + std::string(ToString(v.gdr));
     if (e.gid_indexes.size() > 1)
       t += ", GID index differs between processes";
@@ -223,7 +242,9 @@ Verdict DecideEvidence(const Evidence& e) {
   } else {
     v.inter_node = "unknown";
   }
-  if (v.inter_node == "RoCE" || v.inter_node == "IB") v.link_layer = v.inter_node;
+  // "IB" is NCCL's verbs transport: the link layer only when a device line or a GID says so.
+  if (v.inter_node == "RoCE" || (v.inter_node == "IB" && e.link_layers.count("IB")))
+    v.link_layer = v.inter_node;
   if (v.inter_node == "EFA") v.link_layer = "EFA";
   if (v.inter_node == "gIB") v.link_layer = "RoCE";
 

@@ -21,6 +21,8 @@ CASES = {
                                            {"nodes": 2, "ncclVersion": "2.21.5"}),
     # The same log saved with CRLF line ends.
     "crlf-roce.log": ("RoCE", "on", "ok", "none", {"nodes": 2}),
+    # 2.19.3 under torchrun: one pod has its VF, the other finds no device and takes Socket.
+    "torchrun-some-ranks-socket.log": ("RoCE", "unknown", "fell-back", "no-rdma-device", {}),
     # NCCL_DEBUG_FILE: one file per process, init lines only (the results went to stdout).
     ("debug-file-node-a.log", "debug-file-node-b.log"): ("IB", "on", "unknown", "unknown",
                                                          {"nodes": 2, "linkLayer": "IB"}),
@@ -85,6 +87,20 @@ def test_case(key):
         assert d["proofs"], "a cause without a quoted line"
 
 
+def test_a_mixed_run_names_the_processes_on_socket():
+    _, d = verdict(LOGS / "torchrun-some-ranks-socket.log")
+    assert "1 process used Socket (trainer-1:188)" in d["explanation"], d["explanation"]
+
+
+def test_ib_without_a_link_layer_says_so():
+    _, d = verdict(LOGS / "nccl-2.5-ring-busid.log")
+    assert d["linkLayer"] == "IB"  # `mlx5_0:1/IB` is printed
+    stripped = LOGS / "nccl-2.5-ring-busid.log"
+    lines = [l for l in stripped.read_text().splitlines() if "NET/IB : Using" not in l]
+    r = rw("verify", "-o", "json", "-", input="\n".join(lines) + "\n")
+    d = r.json()
+    assert d["interNode"] == "IB" and d["linkLayer"] is None, d
+    assert "InfiniBand or RoCE" in d["explanation"]
 
 
 def test_per_process_gid_indexes():
