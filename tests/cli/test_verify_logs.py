@@ -55,6 +55,13 @@ CASES = {
     "cut-network-name.log": ("unknown", "unknown", "unknown", "unknown", {}),
     # Latin-1 and binary bytes, one glued to the record that proves the cause.
     "non-utf8-socket.log": ("Socket", "off", "fell-back", "no-rdma-device", {}),
+    # `kubectl logs --tail` of one pod: two local ranks of a 32-rank communicator, P2P only.
+    # Its other ranks are elsewhere: not a single-node job, and no inter-node line is shown.
+    "one-pod-excerpt-of-a-larger-job.log": ("unknown", "unknown", "unknown", "unknown",
+                                            {"singleNode": False}),
+    # One process per GPU, each seeing its GPU as [0]: four processes for four ranks, one node.
+    "one-node-gpu-per-process.log": ("none (single node)", "unknown", "ok", "not-applicable",
+                                     {"singleNode": True}),
     "empty.log": ("unknown", "unknown", "unknown", "unknown", {}),
     "never-initialised.log": ("unknown", "unknown", "unknown", "unknown", {}),
 }
