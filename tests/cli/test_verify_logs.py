@@ -19,6 +19,8 @@ CASES = {
     # kubectl logs --prefix --timestamps of two pods, interleaved; 2.21.5 on SR-IOV RoCE VFs.
     "kubectl-prefix-timestamps-roce.log": ("RoCE", "on", "ok", "none",
                                            {"nodes": 2, "ncclVersion": "2.21.5"}),
+    # The same two pods as the kubelet's CRI files hold them (`<time> stdout F <line>`), merged.
+    "cri-node-log-format.log": ("RoCE", "on", "ok", "none", {"nodes": 2}),
     # The same log saved with CRLF line ends.
     "crlf-roce.log": ("RoCE", "on", "ok", "none", {"nodes": 2}),
     # 2.19.3 under torchrun: one pod has its VF, the other finds no device and takes Socket.
