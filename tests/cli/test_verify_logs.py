@@ -21,6 +21,9 @@ CASES = {
                                            {"nodes": 2, "ncclVersion": "2.21.5"}),
     # The same two pods as the kubelet's CRI files hold them (`<time> stdout F <line>`), merged.
     "cri-node-log-format.log": ("RoCE", "on", "ok", "none", {"nodes": 2}),
+    # The same run under srun --label (`0: `) and under pdsh (`host: `).
+    "srun-label-prefix.log": ("RoCE", "on", "ok", "none", {"nodes": 2}),
+    "pdsh-host-prefix.log": ("RoCE", "on", "ok", "none", {"nodes": 2}),
     # The same log saved with CRLF line ends.
     "crlf-roce.log": ("RoCE", "on", "ok", "none", {"nodes": 2}),
     # 2.19.3 under torchrun: one pod has its VF, the other finds no device and takes Socket.
