@@ -100,6 +100,8 @@ std::string Explain(const Verdict& v, const Evidence& e) {
   } else if (v.inter_node == "unknown") {
     t = e.records == 0 ? "no NCCL INFO output: the transport is not in the log (NCCL_DEBUG unset?)"
                        : "the log does not show which transport carried inter-node data";
+    if (!e.cut_net_at.empty())
+      t += " (the network name at " + e.cut_net_at + " is cut short, so it proves nothing)";
   } else if (v.inter_node.starts_with("none")) {
     t = "the pod never got to NCCL";
   } else {

@@ -39,6 +39,12 @@ bool KnownNetwork(string_view n) {
          n == "FasTrak" || n == "FastSocket";
 }
 
+// Where a network name was not believed because its line may be cut: the explanation says so.
+void NoteCutName(Evidence& e) {
+  if (e.line_cut && e.cut_net_at.empty())
+    e.cut_net_at = e.source.substr(0, 200) + ":" + std::to_string(e.line_no);
+}
+
 // "2.21.5" from "NCCL version 2.21.5+cuda12.2" (and PyTorch's "NCCL version 2.14.3").
 std::string VersionIn(string_view s) {
   const auto at = s.find("NCCL version ");
@@ -177,7 +183,7 @@ void ReadChannel(Evidence& e, ProcessState* p, string_view msg) {
       ++end;
     // NCCL always prints the device number after the name: without it the line was cut inside
     // the name ("via NET/So"), which proves no network.
-    if (end == rest.size() || end == 0) return;
+    if (end == rest.size() || end == 0) return NoteCutName(e);
     const std::string name(rest.substr(0, end));
     e.channel_nets.insert(name);
     if (name != "Socket" || e.At(Signal::kNetChannel).proofs.empty()) e.Note(Signal::kNetChannel);
@@ -225,7 +231,8 @@ void Message(Evidence& e, ProcessState* p, const Record& r) {
                                                              : m.substr(20);
     if (const auto to = net.find(" to comm"); to != string_view::npos) net = net.substr(0, to);
     net = Trim(net);
-    if (!net.empty() && (!e.line_cut || KnownNetwork(net))) {
+    if (e.line_cut && !KnownNetwork(net)) return NoteCutName(e);
+    if (!net.empty()) {
       e.Note(Signal::kNetLine);
       e.nets.insert(std::string(net));
       if (p) p->facts.net = std::string(net);

@@ -151,6 +151,11 @@ def test_bytes_that_are_not_utf8_still_give_json_and_sarif():
     assert s["runs"][0]["results"][0]["ruleId"] == "no-rdma-device"
 
 
+def test_a_cut_name_is_named_as_the_reason_for_unknown():
+    _, d = verdict(LOGS / "cut-mid-line.log")
+    assert "cut-mid-line.log:5 is cut short" in d["explanation"], d["explanation"]
+
+
 def test_a_cut_name_on_a_whole_line_is_still_believed_when_known():
     # The last line ends without a newline but holds the whole name: it still counts.
     text = (LOGS / "cut-network-name.log").read_text().rsplit("\n", 1)[0]
