@@ -201,14 +201,13 @@ Verdict DecideEvidence(const Evidence& e) {
   } else if (nodes.size() >= 2) {
     v.nodes = static_cast<int>(nodes.size());
   } else if (nodes.size() == 1 && !net_channels && !e.mnnvl) {
-    // One node key and every connection intra-node, or a communicator no larger than the GPUs
-    // this node's processes use (a communicator of one rank is a sub-communicator: no answer).
-    // A communicator larger than the ranks this node shows (its GPUs, or its processes when each
-    // sees its own GPU as [0]) has ranks elsewhere: an excerpt of one pod of a larger job.
+    // One node key, and every connection intra-node or a communicator of two ranks or more (one
+    // rank is a sub-communicator: no answer); and no communicator larger than the ranks this
+    // node shows (its GPUs, or its processes when each sees its own GPU as [0]): a larger one
+    // has ranks elsewhere, the excerpt of one pod of a larger job.
     const int here = std::max(max_dev + 1, static_cast<int>(procs.size()));
     const bool local_channels = !e.intra.empty();
-    const bool fits = e.max_nranks >= 2 && e.max_nranks <= here;
-    if ((local_channels || fits) && e.max_nranks <= here) {
+    if ((local_channels || e.max_nranks >= 2) && e.max_nranks <= here) {
       v.nodes = 1;
       v.single_node = true;
     }
