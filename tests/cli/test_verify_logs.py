@@ -41,6 +41,15 @@ CASES = {
     # 2.28: the IB plugin fails to initialise, Socket is assigned.
     "nccl-2.28-ib-plugin-not-initialised.log": ("Socket", "off", "fell-back", "no-rdma-device",
                                                 {}),
+    # 2.23: version as an INFO line; libibverbs missing, Socket.
+    "nccl-2.23-bootstrap-subsys-version-info.log": ("Socket", "off", "fell-back",
+                                                    "libibverbs-missing",
+                                                    {"ncclVersion": "2.23.4"}),
+    # 2.24+: `NET/IB : Using [RO]; OOB ...` with no device after NCCL_IB_HCA filtered them all.
+    "nccl-2.24-hca-filter-empty-using.log": ("Socket", "off", "fell-back", "hca-filter", {}),
+    # 2.29: the per-GPU GDR line's new form and status=NAME(N) completion errors.
+    "nccl-2.29-gdr-and-cqe-error.log": ("RoCE", "on", "error", "fabric-unreachable",
+                                        {"ncclVersion": "2.29.2"}),
     # 2.30: plugin lines of 2.27+, the connect line spelled `qp_num`, GDR in the ring line.
     "nccl-2.30-roce-gid.log": ("RoCE", "on", "ok", "none", {"gidIndex": 3}),
     # 2.21 automatic GID selection: index 3 in one pod, 5 in the other; no job-wide index.
