@@ -215,9 +215,11 @@ int RunVerify(const VerifyFlags& flags) {
       out["manifest"] = {{"decided", tie->decided}, {"matches", tie->matches}, {"text", tie->text}};
     out["notes"] = notes;
     out["exitCode"] = code;
-    std::cout << out.dump(2) << "\n";
+    // Logs are bytes, not always UTF-8 (a Latin-1 echo, binary noise glued to a record): what
+    // the verdict quotes from them is written with U+FFFD for the bytes JSON cannot carry.
+    std::cout << out.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
   } else if (flags.output == "sarif") {
-    std::cout << Sarif(v, tie).dump(2) << "\n";
+    std::cout << Sarif(v, tie).dump(2, ' ', false, json::error_handler_t::replace) << "\n";
   } else {
     PrintText(v, tie, notes);
   }

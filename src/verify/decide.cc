@@ -100,6 +100,8 @@ std::string Explain(const Verdict& v, const Evidence& e) {
   } else if (v.inter_node == "unknown") {
     t = e.records == 0 ? "no NCCL INFO output: the transport is not in the log (NCCL_DEBUG unset?)"
                        : "the log does not show which transport carried inter-node data";
+    if (!e.cut_net_at.empty())
+      t += " (the network name at " + e.cut_net_at + " is cut short, so it proves nothing)";
   } else if (v.inter_node.starts_with("none")) {
     t = "the pod never got to NCCL";
   } else {
@@ -112,7 +114,26 @@ std::string Explain(const Verdict& v, const Evidence& e) {
       for (std::size_t i = 0; i < v.devices.size() && i < 4; ++i) t += " " + v.devices[i];
       if (v.devices.size() > 4) t += " ...";
     }
+    if (v.inter_node == "IB" && v.link_layer.empty())
+      t += " (InfiniBand or RoCE: the log does not print the link layer)";
     if (v.nodes) t += " across " + std::to_string(*v.nodes) + " nodes";
+    if (v.inter_node != "Socket") {  // some processes on the fast path, others on Socket
+      std::string on_socket;
+      std::size_t n = 0;
+      for (const auto& p : v.processes) {
+        const auto& c = p.channel_nets;
+        const bool socket_only =
+            c.empty()
+                ? p.net == "Socket"
+                : std::all_of(c.begin(), c.end(), [](const auto& x) { return x == "Socket"; });
+        if (!socket_only) continue;
+        if (n++ < 4) on_socket += (on_socket.empty() ? "" : ", ") + p.host + ":" + p.pid;
+      }
+      if (n > 4) on_socket += ", ...";
+      if (n > 0)
+        t += ", but " + std::to_string(n) + " process" + (n > 1 ? "es" : "") + " used Socket (" +
+             on_socket + ")";
+    }
     if (v.gdr != Gdr::kUnknown) t += ", GPUDirect RDMA " + std::string(ToString(v.gdr));
     if (e.gid_indexes.size() > 1)
       t += ", GID index differs between processes";
@@ -180,11 +201,13 @@ Verdict DecideEvidence(const Evidence& e) {
   } else if (nodes.size() >= 2) {
     v.nodes = static_cast<int>(nodes.size());
   } else if (nodes.size() == 1 && !net_channels && !e.mnnvl) {
-    // One node key and every connection intra-node, or a communicator no larger than the GPUs
-    // this node's processes use (a communicator of one rank is a sub-communicator: no answer).
+    // One node key, and every connection intra-node or a communicator of two ranks or more (one
+    // rank is a sub-communicator: no answer); and no communicator larger than the ranks this
+    // node shows (its GPUs, or its processes when each sees its own GPU as [0]): a larger one
+    // has ranks elsewhere, the excerpt of one pod of a larger job.
+    const int here = std::max(max_dev + 1, static_cast<int>(procs.size()));
     const bool local_channels = !e.intra.empty();
-    const bool fits = e.max_nranks >= 2 && e.max_nranks <= max_dev + 1;
-    if (local_channels || fits) {
+    if ((local_channels || e.max_nranks >= 2) && e.max_nranks <= here) {
       v.nodes = 1;
       v.single_node = true;
     }
@@ -223,7 +246,9 @@ Verdict DecideEvidence(const Evidence& e) {
   } else {
     v.inter_node = "unknown";
   }
-  if (v.inter_node == "RoCE" || v.inter_node == "IB") v.link_layer = v.inter_node;
+  // "IB" is NCCL's verbs transport: the link layer only when a device line or a GID says so.
+  if (v.inter_node == "RoCE" || (v.inter_node == "IB" && e.link_layers.count("IB")))
+    v.link_layer = v.inter_node;
   if (v.inter_node == "EFA") v.link_layer = "EFA";
   if (v.inter_node == "gIB") v.link_layer = "RoCE";
 

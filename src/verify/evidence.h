@@ -71,6 +71,8 @@ struct Evidence {
   std::size_t order = 0;  // records and lines read, over all sources
   std::size_t lines = 0, records = 0, lines_cut = 0;
   bool after_last_error = false;  // the framework's "Last error:" line came just before
+  std::string cut_net_at;  // "file:line" of the first cut line whose network name was not believed
+  bool line_cut = false;   // the current line may be cut short: over-long, or no newline at the end
   std::array<SignalSeen, static_cast<std::size_t>(Signal::kCount)> signals{};
   std::map<std::string, ProcessState> processes;  // "host:pid"
   bool processes_capped = false;

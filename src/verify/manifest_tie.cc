@@ -14,7 +14,7 @@ std::string Because(const Verdict& v) {
 Tie TieToManifest(Verdict& v, const ManifestView& m) {
   Tie t;
   std::string intended = "the manifest puts " + m.workload + " on the " + m.path + " path";
-  intended += m.rdma ? " (RDMA)" : " (no RDMA device)";
+  intended += m.rdma ? " (RDMA)" : m.path == "plugin" ? " (a network plugin)" : " (no RDMA device)";
   std::string used;
   if (v.single_node) {
     used = "the run was on a single node, so it shows no inter-node transport";
@@ -25,14 +25,19 @@ Tie TieToManifest(Verdict& v, const ManifestView& m) {
     t.decided = true;
     used = "NCCL used " + v.inter_node + (v.net.empty() ? "" : " (NET/" + v.net + ")");
     const bool rdma_run = IsRdmaTransport(v.inter_node);
-    t.matches = rdma_run == m.rdma;
-    if (m.rdma && !rdma_run) {
+    // The plugin path (aws-ofi-nccl, gIB, TCPX/TCPXO, a DRA driver whose NICs NCCL reaches
+    // through a plugin) asks for no RDMA device of its own, yet means a network plugin carries
+    // the data: any network but Socket is the run it intended, Socket is its fallback.
+    const bool plugin_path = m.path == "plugin";
+    const bool as_meant = plugin_path ? v.inter_node != "Socket" : rdma_run == m.rdma;
+    t.matches = as_meant;
+    if ((m.rdma || plugin_path) && !as_meant) {
       used += Because(v);
       if (v.outcome == Outcome::kUnknown || v.outcome == Outcome::kOk) {
         v.outcome = Outcome::kFellBack;  // RDMA was intended, TCP carried the data
         if (v.cause == Cause::kNone) v.cause = Cause::kUnknown;
       }
-    } else if (!m.rdma && rdma_run) {
+    } else if (!m.rdma && !plugin_path && rdma_run) {
       used += ", although the manifest asks for no RDMA device";
     }
   }

@@ -31,6 +31,20 @@ string_view Trim(string_view s) {
   return s;
 }
 
+// A network name NCCL or a plugin prints in full; a line cut short ("Using network Soc") is
+// believed only when what is left is one of them.
+bool KnownNetwork(string_view n) {
+  return n == "IB" || n == "Socket" || n.starts_with("IBext") || n == "AWS Libfabric" ||
+         n == "Libfabric" || n == "OFI" || n == "gIB" || n.starts_with("GPUDirectTCPX") ||
+         n == "FasTrak" || n == "FastSocket";
+}
+
+// Where a network name was not believed because its line may be cut: the explanation says so.
+void NoteCutName(Evidence& e) {
+  if (e.line_cut && e.cut_net_at.empty())
+    e.cut_net_at = e.source.substr(0, 200) + ":" + std::to_string(e.line_no);
+}
+
 // "2.21.5" from "NCCL version 2.21.5+cuda12.2" (and PyTorch's "NCCL version 2.14.3").
 std::string VersionIn(string_view s) {
   const auto at = s.find("NCCL version ");
@@ -115,6 +129,24 @@ void ReadIbUsing(Evidence& e, ProcessState* p, string_view msg) {
   }
 }
 
+// One port NCCL's IB transport accepted, one line each: `NET/IB: [0] mlx5_0:1/RoCE ` (2.3, the
+// only device list that release prints) and, NET subsystem only, `NET/IB: [0]
+// mlx5_0:uverbs0:1/RoCE provider=... speed=...` (2.21+). Both come after the NCCL_IB_HCA filter.
+void ReadIbPort(Evidence& e, ProcessState* p, string_view msg) {
+  string_view entry = msg.substr(msg.find(']') + 1);  // "NET/IB: [" is there
+  while (!entry.empty() && entry.front() == ' ') entry.remove_prefix(1);
+  entry = entry.substr(0, entry.find(' '));
+  const auto slash = entry.rfind('/'), last_colon = entry.rfind(':', slash);
+  if (slash == string_view::npos || last_colon == string_view::npos) return;
+  const string_view layer = entry.substr(slash + 1);
+  if (layer != "RoCE" && layer != "IB") return;
+  // name:port/layer, without 2.21's verbs device name in the middle
+  const std::string dev =
+      std::string(entry.substr(0, entry.find(':'))) + std::string(entry.substr(last_colon));
+  std::string list = " " + dev;
+  ReadIbUsing(e, p, list);
+}
+
 // GIDs in verbs errors: `::ffff:a.b.c.d` (RoCE v2 IPv4) or a global IPv6 GID are RoCE.
 void ReadGid(Evidence& e, string_view msg) {
   for (string_view key : {"localGid ", "local GID "}) {
@@ -149,13 +181,16 @@ void ReadChannel(Evidence& e, ProcessState* p, string_view msg) {
     while (end < rest.size() &&
            !(rest[end] == '/' && end + 1 < rest.size() && Digit(rest[end + 1])))
       ++end;
+    // NCCL always prints the device number after the name: without it the line was cut inside
+    // the name ("via NET/So"), which proves no network.
+    if (end == rest.size() || end == 0) return NoteCutName(e);
     const std::string name(rest.substr(0, end));
     e.channel_nets.insert(name);
     if (name != "Socket" || e.At(Signal::kNetChannel).proofs.empty()) e.Note(Signal::kNetChannel);
     if (p && std::find(p->facts.channel_nets.begin(), p->facts.channel_nets.end(), name) ==
                  p->facts.channel_nets.end())
       p->facts.channel_nets.push_back(name);
-    if (name == "Socket" || !p) return;
+    if (name == "Socket" || !p || e.line_cut) return;  // a cut line may have lost "/GDRDMA"
     const bool gdr = Has(rest, "/GDRDMA");
     if (send) (gdr ? p->send_gdr : p->send_plain) += 1;
     if (recv) (gdr ? p->recv_gdr : p->recv_plain) += 1;
@@ -196,6 +231,7 @@ void Message(Evidence& e, ProcessState* p, const Record& r) {
                                                              : m.substr(20);
     if (const auto to = net.find(" to comm"); to != string_view::npos) net = net.substr(0, to);
     net = Trim(net);
+    if (e.line_cut && !KnownNetwork(net)) return NoteCutName(e);
     if (!net.empty()) {
       e.Note(Signal::kNetLine);
       e.nets.insert(std::string(net));
@@ -225,7 +261,9 @@ void Message(Evidence& e, ProcessState* p, const Record& r) {
   if (m.starts_with("NET/IB") && Has(m, " Using") && Has(m, "OOB")) {
     return ReadIbUsing(e, p, m);
   }
-  if (m.starts_with("NET/IB: ") && Has(m, " GID ") && Has(m, "qpn")) {
+  if (m.starts_with("NET/IB: [")) return ReadIbPort(e, p, m);
+  // The connect line: `qpn` up to 2.29, `qp_num` from 2.30.
+  if (m.starts_with("NET/IB: ") && Has(m, " GID ") && (Has(m, "qpn") || Has(m, "qp_num"))) {
     if (Has(m, "(80FE/")) note(Signal::kLinkLocalGid);
     if (const int gi = IntAfter(m, " GID "); gi >= 0) {  // the connect line: the index in use
       e.gid_indexes.insert(gi);
@@ -248,7 +286,11 @@ void Message(Evidence& e, ProcessState* p, const Record& r) {
   }
   if (Has(m, "GPU Direct RDMA")) {
     if (m.starts_with("NET/Socket")) return;  // printed for socket devices too: not a NIC
-    if (Has(m, "Disabled for HCA") && !Has(m, "distance")) return note(Signal::kGdrDisabledHca);
+    // Peer memory missing: `Disabled for HCA` (2.8+) and 2.3's `Disabled for GPU 0 / HCA mlx5_0
+    // (no module or not supported by GPU)`; a distance is the topology.
+    if ((Has(m, "Disabled for HCA") && !Has(m, "distance")) ||
+        (Has(m, "Disabled for GPU") && Has(m, "(no module")))
+      return note(Signal::kGdrDisabledHca);
     if (Has(m, "Disabled for GPU")) return note(Signal::kGdrDisabledDistance);
     if (Has(m, "Enabled for")) return note(Signal::kGdrEnabled);
     return;
@@ -341,7 +383,12 @@ void Evidence::Note(Signal s) {
   auto& seen = At(s);
   if (seen.count++ == 0) seen.first = order;
   if (seen.proofs.size() < kMaxProofsPerSignal) {
-    if (text.size() > kMaxProofBytes) text = text.substr(0, kMaxProofBytes);
+    if (text.size() > kMaxProofBytes) {
+      // Cut at a character boundary: not inside a UTF-8 sequence the line itself holds whole.
+      std::size_t n = kMaxProofBytes;
+      while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) --n;
+      text = text.substr(0, n);
+    }
     seen.proofs.push_back({source, line_no, std::string(text)});
   }
 }

@@ -59,7 +59,8 @@ bool ObserveOther(Evidence& e, std::string_view t) {
   }
   // Success: nccl-tests' summary, or the application reporting collectives that completed or
   // a throughput figure (docs/verify.md#ok).
-  if (t.starts_with("# Avg bus bandwidth")) {
+  // Anywhere in the line: srun --label (`0: `) and pdsh (`host: `) put their own prefix first.
+  if (Has(t, "# Avg bus bandwidth")) {
     e.Note(Signal::kSuccess);
     return true;
   }

@@ -16,12 +16,16 @@ void Reader::Begin(std::string source) {
   evidence_->after_last_error = false;
 }
 
-void Reader::Line(std::string_view line) {
+void Reader::Line(std::string_view line, bool cut) {
   ++evidence_->line_no;
   ++evidence_->lines;
+  // CRLF (a log saved on Windows): the carriage return is not part of what a proof quotes.
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
   evidence_->raw = line;
+  evidence_->line_cut = cut;
   Observe(*evidence_, ReadLine(line));
   evidence_->raw = {};
+  evidence_->line_cut = false;
 }
 
 void Reader::FeedLine(std::string_view line) { Line(line); }
@@ -42,7 +46,7 @@ void Reader::Feed(std::string_view bytes) {
       pending_.append(part);
     }
     if (nl == std::string_view::npos) return;
-    if (cutting_ || !pending_.empty()) Line(pending_);
+    if (cutting_ || !pending_.empty()) Line(pending_, cutting_);
     pending_.clear();
     cutting_ = false;
     bytes.remove_prefix(nl + 1);
@@ -50,7 +54,9 @@ void Reader::Feed(std::string_view bytes) {
 }
 
 void Reader::End() {
-  if (!pending_.empty()) Line(pending_);
+  // A last line without its newline may have been cut by the collector (a log rotated or
+  // copied while it was written): read, but flagged, so a name cut short is not believed.
+  if (!pending_.empty()) Line(pending_, true);
   pending_.clear();
   cutting_ = false;
 }

@@ -38,6 +38,14 @@ std::size_t Rfc3339(string_view s) {
   return i < s.size() && s[i] == ' ' ? i + 1 : 0;
 }
 
+// The CRI log format the kubelet writes under /var/log/pods (and log shippers forward as is):
+// after the RFC 3339 time, the stream and a tag, `stdout F ` (a full line) or `stderr P ` (a part
+// of a longer line, which kubelet splits at 16 KiB; NCCL's lines are far shorter).
+std::size_t CriStream(string_view s) {
+  if (!(s.starts_with("stdout ") || s.starts_with("stderr ")) || s.size() < 9) return 0;
+  return (s[7] == 'F' || s[7] == 'P') && s[8] == ' ' ? 9 : 0;
+}
+
 // `[...]` at the front followed by `<stdout>:`/`<stderr>:`, `:` or ` `; sets the rank of
 // mpirun's `[1,N]` and torchrun's `[rankN]`.
 std::size_t Bracketed(string_view s, int& rank) {
@@ -73,8 +81,11 @@ std::size_t RayTag(string_view s) {
   return s.substr(0, close).find("pid=") == string_view::npos ? 0 : close + 2;
 }
 
+// Control characters end a host too: a progress bar redrawn with '\r' and no newline puts
+// NCCL's record after the last '\r' of one long line.
 bool HostChar(char c) {
-  return c != ' ' && c != '\t' && c != ':' && c != ']' && c != '>' && c != ')' && c != '[';
+  return static_cast<unsigned char>(c) >= 0x20 && c != 0x7f && c != ' ' && c != ':' && c != ']' &&
+         c != '>' && c != ')' && c != '[';
 }
 
 // The record header that ends at `end` (the position of "NCCL INFO"/"NCCL WARN"): sets host,
@@ -128,6 +139,7 @@ Line ReadLine(string_view raw) {
   if (!s.empty() && s.back() == '\r') s.remove_suffix(1);
   for (int round = 0; round < 8; ++round) {
     std::size_t n = Rfc3339(s);
+    if (n > 0) n += CriStream(s.substr(n));
     if (n == 0) n = Bracketed(s, out.launcher_rank);
     if (n == 0) n = RayTag(s);
     if (n == 0) break;

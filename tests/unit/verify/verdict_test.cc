@@ -313,5 +313,27 @@ TEST(Tie, SocketRunOfAnRdmaManifestIsAFallback) {
   EXPECT_NE(t.text.find("network-without-vf"), std::string::npos);
 }
 
+// aws-ofi-nccl, gIB and TCPXO manifests are on the plugin path, which gets no RDMA device of its
+// own: EFA carrying the data is the intended run, not a mismatch; Socket is its fallback.
+TEST(Tie, PluginPathMatchesAPluginTransportAndFallsBackOnSocket) {
+  auto efa = Of(
+      "e-0:7:7 [0] NCCL INFO Using network Libfabric\n"
+      "e-0:7:7 [0] NCCL INFO comm 0x1 rank 0 nRanks 16 nNodes 2 localRanks 8 localRank 0 MNNVL 0\n"
+      "e-0:7:7 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/Libfabric/0/GDRDMA\n"
+      "# Avg bus bandwidth    : 40.1\n");
+  auto t = TieToManifest(efa, {"Job ml/efa", "plugin", false, {}});
+  EXPECT_TRUE(t.decided);
+  EXPECT_TRUE(t.matches);
+  EXPECT_EQ(efa.outcome, Outcome::kOk);
+  EXPECT_EQ(t.text.find("although"), std::string::npos);
+  auto socket =
+      Of("e-0:7:7 [0] NCCL INFO Using network Socket\n"
+         "e-0:7:7 [0] NCCL INFO comm 0x1 rank 0 nRanks 16 nNodes 2 localRanks 8 localRank 0 MNNVL "
+         "0\n");
+  t = TieToManifest(socket, {"Job ml/efa", "plugin", false, {}});
+  EXPECT_FALSE(t.matches);
+  EXPECT_EQ(socket.outcome, Outcome::kFellBack);
+}
+
 }  // namespace
 }  // namespace rw::verify

@@ -45,7 +45,9 @@ class Reader {
   Verdict Decide() const;
 
  private:
-  void Line(std::string_view line);
+  // `cut`: the line may not be whole (cut at kMaxLineBytes, or the source ended before its
+  // newline).
+  void Line(std::string_view line, bool cut = false);
   std::unique_ptr<Evidence> evidence_;
   std::string pending_;   // a line not yet ended, at most kMaxLineBytes
   bool cutting_ = false;  // skipping the rest of an over-long line

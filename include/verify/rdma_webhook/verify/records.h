@@ -30,9 +30,10 @@ struct Line {
 };
 
 // Strips, repeatedly, the prefixes launchers and log collectors put before a line: kubectl
-// `--timestamps` (RFC 3339), kubectl `--prefix` (`[pod/NAME/CONTAINER] `), mpirun
-// `[1,N]<stdout>:` / `<stderr>:`, torchrun `[rankN]:` and `[defaultN]:`, Ray
-// `(Name pid=N, ip=A) `, launcher tags `[trainer3]:`. The views point into `raw`.
+// `--timestamps` (RFC 3339, with the CRI file format's `stdout F ` after it), kubectl
+// `--prefix` (`[pod/NAME/CONTAINER] `), mpirun `[1,N]<stdout>:` / `<stderr>:`, torchrun
+// `[rankN]:` and `[defaultN]:`, Ray `(Name pid=N, ip=A) `, launcher tags `[trainer3]:`. The
+// views point into `raw`.
 Line ReadLine(std::string_view raw);
 
 }  // namespace rw::verify

@@ -1,0 +1,173 @@
+"""`rdma-webhook verify` on whole log files written for this suite (tests/cli/verify_logs/): the
+release boundaries where NCCL changed a format, launcher and collector prefixes, plugins, and
+the damage real logs carry (cut lines, CRLF, bytes that are not UTF-8, over-long lines, empty
+input). Every line was written here from the format strings named in docs/verify.md and
+NCCL's source at the release named in the case; hosts, addresses and numbers are made up.
+
+Each case names what verify must say; a field the log cannot decide is expected as "unknown".
+"""
+import json
+
+import pytest
+
+from conftest import REPO, rw
+
+LOGS = REPO / "tests" / "cli" / "verify_logs"
+
+# file(s) -> (interNode, gdr, outcome, cause, extra fields of the JSON verdict)
+CASES = {
+    # kubectl logs --prefix --timestamps of two pods, interleaved; 2.21.5 on SR-IOV RoCE VFs.
+    "kubectl-prefix-timestamps-roce.log": ("RoCE", "on", "ok", "none",
+                                           {"nodes": 2, "ncclVersion": "2.21.5"}),
+    # The same two pods as the kubelet's CRI files hold them (`<time> stdout F <line>`), merged.
+    "cri-node-log-format.log": ("RoCE", "on", "ok", "none", {"nodes": 2}),
+    # The same run under srun --label (`0: `) and under pdsh (`host: `).
+    "srun-label-prefix.log": ("RoCE", "on", "ok", "none", {"nodes": 2}),
+    "pdsh-host-prefix.log": ("RoCE", "on", "ok", "none", {"nodes": 2}),
+    # The same log saved with CRLF line ends.
+    "crlf-roce.log": ("RoCE", "on", "ok", "none", {"nodes": 2}),
+    # 2.19.3 under torchrun: one pod has its VF, the other finds no device and takes Socket.
+    "torchrun-some-ranks-socket.log": ("RoCE", "unknown", "fell-back", "no-rdma-device", {}),
+    # NCCL_DEBUG_FILE: one file per process, init lines only (the results went to stdout).
+    ("debug-file-node-a.log", "debug-file-node-b.log"): ("IB", "on", "unknown", "unknown",
+                                                         {"nodes": 2, "linkLayer": "IB"}),
+    # 2.3 under mpirun: device list one port a line, GDR off for lack of the peer-memory module.
+    "nccl-2.3-mpirun-ib.log": ("RoCE", "off", "fell-back", "gdr-unavailable",
+                               {"linkLayer": "RoCE", "ncclVersion": "2.3.7"}),
+    # 2.5 ring lines with bus ids; init only.
+    "nccl-2.5-ring-busid.log": ("IB", "on", "unknown", "unknown", {"nodes": 2}),
+    # 2.26 WARN with its timestamp after mpirun's tag: completion status 12.
+    "nccl-2.26-mpirun-completion-12.log": ("RoCE", "on", "error", "fabric-unreachable", {}),
+    # 2.28: the IB plugin fails to initialise, Socket is assigned.
+    "nccl-2.28-ib-plugin-not-initialised.log": ("Socket", "off", "fell-back", "no-rdma-device",
+                                                {}),
+    # 2.23: version as an INFO line; libibverbs missing, Socket.
+    "nccl-2.23-bootstrap-subsys-version-info.log": ("Socket", "off", "fell-back",
+                                                    "libibverbs-missing",
+                                                    {"ncclVersion": "2.23.4"}),
+    # 2.24+: `NET/IB : Using [RO]; OOB ...` with no device after NCCL_IB_HCA filtered them all.
+    "nccl-2.24-hca-filter-empty-using.log": ("Socket", "off", "fell-back", "hca-filter", {}),
+    # 2.29: the per-GPU GDR line's new form and status=NAME(N) completion errors.
+    "nccl-2.29-gdr-and-cqe-error.log": ("RoCE", "on", "error", "fabric-unreachable",
+                                        {"ncclVersion": "2.29.2"}),
+    # 2.30: plugin lines of 2.27+, the connect line spelled `qp_num`, GDR in the ring line.
+    "nccl-2.30-roce-gid.log": ("RoCE", "on", "ok", "none", {"gidIndex": 3}),
+    # 2.21 automatic GID selection: index 3 in one pod, 5 in the other; no job-wide index.
+    "roce-gid-auto-per-pod.log": ("RoCE", "on", "ok", "none", {"gidIndex": None}),
+    # NCCL_NET_GDR_LEVEL keeps GDR off by topology: a cause of an otherwise good run.
+    "gdr-disabled-by-level.log": ("IB", "off", "ok", "gdr-unavailable", {}),
+    "kubectl-prefix-ib-disabled.log": ("Socket", "off", "fell-back", "ib-disabled", {}),
+    "tcpxo-fastrak-ok.log": ("GPUDirect-TCPXO", "on", "ok", "none", {"net": "FasTrak"}),
+    "fastsocket-ok.log": ("FastSocket", "off", "ok", "none", {}),
+    "gib-ok.log": ("gIB", "on", "ok", "none", {}),
+    # tqdm redraws with '\r': NCCL records sit after the bar inside one line.
+    "progress-bar-carriage-returns.log": ("RoCE", "on", "ok", "none", {"nodes": 2}),
+    # A 120 KB metrics line between NCCL's lines: cut at 64 KiB, the rest still read.
+    "very-long-line.log": ("Socket", "off", "fell-back", "libibverbs-missing", {}),
+    # The collector cut the last line inside the network name: no transport is proven.
+    "cut-mid-line.log": ("unknown", "unknown", "unknown", "unknown", {}),
+    "cut-network-name.log": ("unknown", "unknown", "unknown", "unknown", {}),
+    # Latin-1 and binary bytes, one glued to the record that proves the cause.
+    "non-utf8-socket.log": ("Socket", "off", "fell-back", "no-rdma-device", {}),
+    # `kubectl logs --tail` of one pod: two local ranks of a 32-rank communicator, P2P only.
+    # Its other ranks are elsewhere: not a single-node job, and no inter-node line is shown.
+    "one-pod-excerpt-of-a-larger-job.log": ("unknown", "unknown", "unknown", "unknown",
+                                            {"singleNode": False}),
+    # One process per GPU, each seeing its GPU as [0]: four processes for four ranks, one node.
+    "one-node-gpu-per-process.log": ("none (single node)", "unknown", "ok", "not-applicable",
+                                     {"singleNode": True}),
+    "empty.log": ("unknown", "unknown", "unknown", "unknown", {}),
+    "never-initialised.log": ("unknown", "unknown", "unknown", "unknown", {}),
+}
+
+
+def files(key):
+    return [LOGS / f for f in (key if isinstance(key, tuple) else (key,))]
+
+
+def verdict(*paths, fmt="json"):
+    r = rw("verify", "-o", fmt, *paths)
+    assert r.rc in (0, 1, 3), r
+    return r, json.loads(r.out)
+
+
+@pytest.mark.parametrize("key", CASES, ids=[k if isinstance(k, str) else "+".join(k) for k in CASES])
+def test_case(key):
+    inter, gdr, outcome, cause, extra = CASES[key]
+    paths = files(key)
+    r, d = verdict(*paths)
+    got = (d["interNode"], d["gdr"], d["outcome"], d["cause"])
+    assert got == (inter, gdr, outcome, cause), d["explanation"]
+    for field, want in extra.items():
+        assert d[field] == want, (field, d)
+    assert r.rc == {"ok": 0, "unknown": 3}.get(outcome, 1)
+    text = "".join(p.read_bytes().decode("utf-8", errors="replace") for p in paths)
+    for proof in d["proofs"]:
+        assert proof["text"] in text, proof
+    if outcome not in ("ok", "unknown"):
+        assert d["proofs"], "a cause without a quoted line"
+
+
+def test_a_mixed_run_names_the_processes_on_socket():
+    _, d = verdict(LOGS / "torchrun-some-ranks-socket.log")
+    assert "1 process used Socket (trainer-1:188)" in d["explanation"], d["explanation"]
+
+
+def test_ib_without_a_link_layer_says_so():
+    _, d = verdict(LOGS / "nccl-2.5-ring-busid.log")
+    assert d["linkLayer"] == "IB"  # `mlx5_0:1/IB` is printed
+    stripped = LOGS / "nccl-2.5-ring-busid.log"
+    lines = [l for l in stripped.read_text().splitlines() if "NET/IB : Using" not in l]
+    r = rw("verify", "-o", "json", "-", input="\n".join(lines) + "\n")
+    d = r.json()
+    assert d["interNode"] == "IB" and d["linkLayer"] is None, d
+    assert "InfiniBand or RoCE" in d["explanation"]
+
+
+def test_per_process_gid_indexes():
+    _, d = verdict(LOGS / "roce-gid-auto-per-pod.log")
+    assert sorted(p["gidIndex"] for p in d["processes"]) == [3, 5]
+
+
+def test_crlf_is_not_quoted():
+    _, d = verdict(LOGS / "crlf-roce.log")
+    assert d["proofs"] and not any("\r" in p["text"] for p in d["proofs"])
+
+
+def test_progress_bar_does_not_become_part_of_a_host():
+    _, d = verdict(LOGS / "progress-bar-carriage-returns.log")
+    assert sorted(p["host"] for p in d["processes"]) == ["pb-0", "pb-1"]
+
+
+def test_a_process_seen_only_after_a_carriage_return_keeps_its_host():
+    bar = "".join(f"\rstep {i}/9 [00:0{i}<00:09]" for i in range(9))
+    text = (f"{bar}\rcr-1:9:9 [0] NCCL INFO Bootstrap : Using eth0:10.3.0.9<0>\n"
+            f"{bar}\rcr-1:9:30 [0] NCCL INFO Using network IB\n")
+    d = rw("verify", "-o", "json", "-", input=text).json()
+    assert [p["host"] for p in d["processes"]] == ["cr-1"], d["processes"]
+
+
+def test_over_long_line_is_counted():
+    _, d = verdict(LOGS / "very-long-line.log")
+    assert d["read"]["linesCut"] == 1
+
+
+def test_bytes_that_are_not_utf8_still_give_json_and_sarif():
+    path = LOGS / "non-utf8-socket.log"
+    _, d = verdict(path)
+    assert any("\ufffd" in p["text"] for p in d["proofs"]), d["proofs"]
+    r, s = verdict(path, fmt="sarif")
+    assert s["runs"][0]["results"][0]["ruleId"] == "no-rdma-device"
+
+
+def test_a_cut_name_is_named_as_the_reason_for_unknown():
+    _, d = verdict(LOGS / "cut-mid-line.log")
+    assert "cut-mid-line.log:5 is cut short" in d["explanation"], d["explanation"]
+
+
+def test_a_cut_name_on_a_whole_line_is_still_believed_when_known():
+    # The last line ends without a newline but holds the whole name: it still counts.
+    text = (LOGS / "cut-network-name.log").read_text().rsplit("\n", 1)[0]
+    r = rw("verify", "-o", "json", "-", input=text + "\nx-1:15:41 [0] NCCL INFO Using network Socket")
+    d = r.json()
+    assert (d["interNode"], d["outcome"], d["cause"]) == ("Socket", "fell-back", "no-rdma-device")
