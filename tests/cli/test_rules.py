@@ -16,7 +16,7 @@ SEVERITY = {
     "hostnetwork-dns": ("error", "warning"), "ipc-lock-missing": ("error", "warning"),
     "ifname-not-attached": "error", "legacy-network-key": "error",
     "vf-without-network": ("error", "warning"), "rdma-device-hostpath": ("error", "warning"),
-    "network-without-vf": "error", "ib-disabled-with-rdma": ("error", "warning"),
+    "network-without-vf": ("error", "warning"), "ib-disabled-with-rdma": ("error", "warning"),
     "hostnetwork-with-network-annotation": "error", "mixed-paths": ("error", "warning"),
     "path-not-allowed": ("error", "warning"), "gid-index-mismatch": "error",
     "policy-conflict": "error",
