@@ -26,6 +26,7 @@ SEVERITY = {
     "launcher-args-conflict": "warning", "dra-host-network": "error",
     "invalid-ignore-check": "warning",
     "trainer-rdma-resource-erased": "error", "trainer-procs-gpu-mismatch": "warning",
+    "trainer-claims-dropped": "warning",
     "trainer-runtime-no-rdma-path": "warning", "unknown-nic-resource": "warning",
     "network-not-found": "warning", "dra-fixed-ib-hca": "warning",
     "dra-unaligned-claims": "warning", "mnnvl-without-imex": "warning",
