@@ -1,12 +1,16 @@
-"""The VF-counting rules next to DRA claims whose devices are not known.
+"""The VF-counting rules next to devices they cannot count: DRA claims whose devices are not
+known, and NIC-looking resources the policy does not know.
 
 dra-driver-sriov (k8snetworkplumbingwg/dra-driver-sriov, its Multus integration demos) allocates
 an SR-IOV VF through a ResourceClaimTemplate of its DeviceClass and lets Multus attach a `sriov`
 NAD that takes its VF from the claim: the pod claims no device-plugin resource at all. A claim
 whose class `check` cannot read (not among the inputs, no --cluster) may be exactly that, so
 `network-without-vf` cannot be sure the sandbox fails, and `vf-without-network` cannot be sure
-NCCL lacks an RDMA NIC: both warn. Without such a claim they stay as before. Manifests written
-here from the documented formats (resource.k8s.io/v1, k8s.cni.cncf.io/v1, docs/dra.md).
+NCCL lacks an RDMA NIC: both warn. Koordinator's GPU and RDMA joint allocation claims its VFs
+as `koordinator.sh/rdma` (koordinator-sh/website, user manual "GPU & RDMA Joint Allocation"); a
+policy that does not list such a name cannot count those VFs either. Without such a claim the
+rules stay as before. Manifests written here from the documented formats (resource.k8s.io/v1,
+k8s.cni.cncf.io/v1, docs/dra.md).
 """
 import pytest
 
@@ -94,3 +98,13 @@ def test_an_unplugged_vf_on_roce_is_an_error_only_without_dra_nics(write, claim,
     docs = [tmpl, gpu_pod(ns=ns, limits={"rdma/vf": 1}, claim=claim)]
     r, res = judged(write, docs)
     assert severities(res, "vf-without-network") == [expected], r
+
+
+def test_an_unknown_nic_resource_may_be_the_vf_a_policy_network_plugs_in(write):
+    pod = gpu_pod(networks="sriov-rdma-net@net1", limits={"koordinator.sh/rdma": 1}, claim=False)
+    r, res = judged(write, [pod])
+    assert severities(res, "network-without-vf") == ["warning"], r
+    f = next(f for f in res["findings"] if f["rule"] == "network-without-vf")
+    assert "koordinator.sh/rdma, which the policy does not know" in f["message"], f
+    assert "unknown-nic-resource" in [f["rule"] for f in res["findings"]], r
+    assert r.rc == 0, r

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "../context.h"
+#include "../signs.h"
 
 namespace rw::rules {
 namespace {
@@ -15,6 +16,18 @@ std::map<std::string, long long> NadNeeds(const TemplateFacts& f) {
   for (const auto& n : f.networks.nads.attached)
     if (n.from == AttachedNetwork::From::kNad && n.needs_device) ++needs[n.resource];
   return needs;
+}
+
+// A claimed resource that looks like a NIC but that no policy list or NAD names
+// (koordinator.sh/rdma, a vendor's VF pool): it may be the very VF a policy network plugs in,
+// so the policy's count of VFs proves nothing. "" when there is none.
+std::string UnknownNicClaim(const Context& ctx, const TemplateFacts& f) {
+  for (const auto& c : f.t->containers)
+    for (const auto& r : c.ResourceNames())
+      if (c.Claim(r) > 0 && !ctx.policy.IsGpuResource(r) && !ctx.policy.IsRdmaDeviceResource(r) &&
+          !f.networks.nads.IsVfResource(r) && LooksLikeNicResource(r))
+        return r;
+  return {};
 }
 
 void NetworkWithoutVf(const Context& ctx, const Rule& rule, Findings& out) {
@@ -61,13 +74,18 @@ void NetworkWithoutVf(const Context& ctx, const Rule& rule, Findings& out) {
     if (others <= vfs) continue;
     const std::string res =
         ctx.policy.vf_resources.empty() ? "rdma/vf" : ctx.policy.vf_resources.front();
+    const std::string unknown = UnknownNicClaim(ctx, f);
+    const std::string unsure_here =
+        unknown.empty() ? unsure
+                        : " (but the pod claims " + unknown +
+                              ", which the policy does not know: it may be the VF)" + unsure;
     rule.ReportAs(
-        severity, out, f.networks.pointer,
+        unknown.empty() ? severity : Severity::kWarning, out, f.networks.pointer,
         "the annotation attaches " + std::to_string(others) +
             " RDMA network(s) but the pod claims " + std::to_string(vfs) +
             " VF(s): the SR-IOV CNI has no allocated VF to move in and pod sandbox "
             "creation fails" +
-            unsure + ".",
+            unsure_here + ".",
         "claim one " + res + " per RDMA attachment in the GPU container's resources.limits");
   }
 }
