@@ -46,6 +46,22 @@ inline bool PlatformOrDraNics(const TemplateFacts& f) {
   return !f.networks.platform.empty() || !f.networks.dra.nic.empty();
 }
 
+// The template's DRA claims (or DRA extended resources) that may hold NICs without being known
+// to be RDMA NICs: unknown claims, NICs of a driver whose RDMA attribute they do not require,
+// devices of a driver the policy does not list (TemplateDra::unnamed_interfaces). Such a claim
+// may be the VF a network annotation plugs in (dra-driver-sriov's Multus mode) or the pod's RDMA
+// NIC itself, so a rule that counts device-plugin VFs cannot be sure: "" when there is none,
+// else "DRA claim 'nic' may hold NICs" for the message.
+inline std::string DraMayHoldNics(const TemplateFacts& f) {
+  const auto& claims = f.networks.dra.unnamed_interfaces;
+  if (claims.empty()) return {};
+  std::string named;
+  for (const auto& c : claims)  // pod-level claim names, or "container '<name>' <resource>"
+    named +=
+        (named.empty() ? "" : ", ") + (c.rfind("container '", 0) == 0 ? c : "claim '" + c + "'");
+  return "DRA " + named + " may hold NICs";
+}
+
 struct LauncherValue {
   nccl::LauncherAssignment assignment;
   const workload::Container* container = nullptr;

@@ -31,6 +31,15 @@ del PLAIN["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["
     "containers"][0]["resources"]
 
 
+# The runtime's node container lists a DRA claim beside its GPUs (the claim's template is not
+# among the inputs: what it holds is unknown).
+WITH_CLAIM = copy.deepcopy(PLAIN)
+_POD = WITH_CLAIM["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]
+_POD["spec"]["resourceClaims"] = [{"name": "nic", "resourceClaimTemplateName": "rdma-nics"}]
+_POD["spec"]["containers"][0]["resources"] = {"limits": {"nvidia.com/gpu": 8},
+                                              "claims": [{"name": "nic"}]}
+
+
 def trainjob(ns="default", generate=False, **trainer):
     md = {"generateName": "llama-"} if generate else {"name": "llama"}
     md["namespace"] = ns
@@ -60,6 +69,12 @@ CASES = {
                            env=[{"name": "NCCL_IB_DISABLE", "value": "true"}])], "off.yaml",
         ["invalid-nccl-value", "ipc-lock-missing", "shm-too-small"],
         {"invalid-nccl-value": "/spec/trainer/env/0"}),
+    # Trainer writes the node container's resources from limits and requests: its claims go.
+    "resources-per-node-drops-the-runtimes-claims": (
+        [WITH_CLAIM, trainjob(resourcesPerNode=GPUS)], "off.yaml",
+        ["trainer-claims-dropped"], {"trainer-claims-dropped": "/spec/trainer/resourcesPerNode"}),
+    "no-resources-per-node-keeps-the-claims": (
+        [WITH_CLAIM, trainjob(numNodes=4)], "off.yaml", [], {}),
     "runtime-after-the-trainjob-in-the-stream": (
         [trainjob(resourcesPerNode=GPUS), RUNTIME], "off.yaml",
         ["ipc-lock-missing", "shm-too-small", "trainer-rdma-resource-erased"], {}),

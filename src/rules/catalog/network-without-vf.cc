@@ -4,6 +4,7 @@
 #include <map>
 
 #include "../context.h"
+#include "../signs.h"
 
 namespace rw::rules {
 namespace {
@@ -17,6 +18,18 @@ std::map<std::string, long long> NadNeeds(const TemplateFacts& f) {
   return needs;
 }
 
+// A claimed resource that looks like a NIC but that no policy list or NAD names
+// (koordinator.sh/rdma, a vendor's VF pool): it may be the very VF a policy network plugs in,
+// so the policy's count of VFs proves nothing. "" when there is none.
+std::string UnknownNicClaim(const Context& ctx, const TemplateFacts& f) {
+  for (const auto& c : f.t->containers)
+    for (const auto& r : c.ResourceNames())
+      if (c.Claim(r) > 0 && !ctx.policy.IsGpuResource(r) && !ctx.policy.IsRdmaDeviceResource(r) &&
+          !f.networks.nads.IsVfResource(r) && LooksLikeNicResource(r))
+        return r;
+  return {};
+}
+
 void NetworkWithoutVf(const Context& ctx, const Rule& rule, Findings& out) {
   for (const auto& f : ctx.templates) {
     // A DRA driver's NICs need no device-plugin VF.
@@ -26,6 +39,14 @@ void NetworkWithoutVf(const Context& ctx, const Rule& rule, Findings& out) {
     // The network-resources-injector adds the claims to the pods a template makes; a bare Pod
     // has already been through it when it is validated.
     if (ctx.policy.network_resources_injector && !f.t->pointer.empty()) continue;
+    // A DRA claim whose devices are not known may hold the VFs: dra-driver-sriov allocates the
+    // VF that the SR-IOV CNI of a Multus attachment then moves in, with no device-plugin claim.
+    // The count is then no proof that sandbox creation fails: warn, never deny.
+    const std::string dra = DraMayHoldNics(f);
+    const Severity severity = dra.empty() ? rule.severity : Severity::kWarning;
+    const std::string unsure =
+        dra.empty() ? std::string()
+                    : " (but " + dra + ": a DRA driver may allocate the VF the CNI moves in)";
     // Networks their NAD decided: each needs a VF of its own resource.
     long long nad_vfs = 0;  // VFs of the policy's claimed for NAD networks (not for the rest)
     for (const auto& [resource, needed] : NadNeeds(f)) {
@@ -33,14 +54,15 @@ void NetworkWithoutVf(const Context& ctx, const Rule& rule, Findings& out) {
       if (ctx.policy.IsVfResource(resource) || f.networks.nads.IsVfResource(resource))
         nad_vfs += std::min(claimed, needed);
       if (claimed >= needed) continue;
-      rule.Report(out, f.networks.pointer,
-                  "the annotation attaches " + std::to_string(needed) +
-                      " network(s) whose NetworkAttachmentDefinition takes its VF from " +
-                      resource + ", but the pod claims " + std::to_string(claimed) +
-                      ": the SR-IOV CNI finds no allocated VF to move in and pod sandbox "
-                      "creation fails.",
-                  "claim " + std::to_string(needed) + " " + resource +
-                      " in the GPU container's resources.limits (one per attachment)");
+      rule.ReportAs(severity, out, f.networks.pointer,
+                    "the annotation attaches " + std::to_string(needed) +
+                        " network(s) whose NetworkAttachmentDefinition takes its VF from " +
+                        resource + ", but the pod claims " + std::to_string(claimed) +
+                        ": the SR-IOV CNI finds no allocated VF to move in and pod sandbox "
+                        "creation fails" +
+                        unsure + ".",
+                    "claim " + std::to_string(needed) + " " + resource +
+                        " in the GPU container's resources.limits (one per attachment)");
     }
     // The RDMA networks the policy names, against the VFs not already counted for a NAD
     // network. A NAD network whose CNI needs no VF of a resource (macvlan with the rdma
@@ -52,12 +74,18 @@ void NetworkWithoutVf(const Context& ctx, const Rule& rule, Findings& out) {
     if (others <= vfs) continue;
     const std::string res =
         ctx.policy.vf_resources.empty() ? "rdma/vf" : ctx.policy.vf_resources.front();
-    rule.Report(
-        out, f.networks.pointer,
+    const std::string unknown = UnknownNicClaim(ctx, f);
+    const std::string unsure_here =
+        unknown.empty() ? unsure
+                        : " (but the pod claims " + unknown +
+                              ", which the policy does not know: it may be the VF)" + unsure;
+    rule.ReportAs(
+        unknown.empty() ? severity : Severity::kWarning, out, f.networks.pointer,
         "the annotation attaches " + std::to_string(others) +
             " RDMA network(s) but the pod claims " + std::to_string(vfs) +
             " VF(s): the SR-IOV CNI has no allocated VF to move in and pod sandbox "
-            "creation fails.",
+            "creation fails" +
+            unsure_here + ".",
         "claim one " + res + " per RDMA attachment in the GPU container's resources.limits");
   }
 }

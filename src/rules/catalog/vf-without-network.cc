@@ -34,12 +34,16 @@ void VfWithoutNetwork(const Context& ctx, const Rule& rule, Findings& out) {
           pointer = c.pointer + "/resources/" + (c.limits.count(r) ? "limits/" : "requests/") +
                     workload::EscapePointerToken(r);
         }
+    // NICs a DRA claim may bring (not known to be RDMA NICs, or not known at all) may be the
+    // ones NCCL uses: the missing attachment then breaks nothing certain.
+    const std::string dra = DraMayHoldNics(f);
+    const bool certain = dra.empty() && ctx.ns.nccl.fabric == policy::Fabric::kRoce;
     rule.ReportAs(
-        ctx.ns.nccl.fabric == policy::Fabric::kRoce ? Severity::kError : Severity::kWarning, out,
-        pointer,
+        certain ? Severity::kError : Severity::kWarning, out, pointer,
         "the pod claims " + resource +
             " but no network annotation plugs the VF in: the device plugin reserves the "
-            "VF and Multus never moves it into the pod, so NCCL sees no RDMA device.",
+            "VF and Multus never moves it into the pod, so NCCL sees no RDMA device" +
+            (dra.empty() ? std::string() : " unless it uses the NICs of DRA (" + dra + ")") + ".",
         "add `" + ctx.ns.sriov.annotation_key +
             ": <rdma-network>@eth1` to the pod "
             "template's annotations (one attachment per VF)");

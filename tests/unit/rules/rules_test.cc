@@ -403,7 +403,8 @@ TEST(RuleTableTest, SeveritiesFollowTheContract) {
         r.id == "invalid-ignore-check" || r.id == "trainer-procs-gpu-mismatch" ||
         r.id == "trainer-runtime-no-rdma-path" || r.id == "unknown-nic-resource" ||
         r.id == "network-not-found" || r.id == "dra-fixed-ib-hca" ||
-        r.id == "dra-unaligned-claims" || r.id == "mnnvl-without-imex";
+        r.id == "dra-unaligned-claims" || r.id == "mnnvl-without-imex" ||
+        r.id == "trainer-claims-dropped";
     EXPECT_EQ(r.severity, warning ? Severity::kWarning : Severity::kError) << r.id;
   }
 }
