@@ -37,7 +37,7 @@ if [ -z "$BIN" ]; then
   if [ ! -f "$REPO/build-static/build.ninja" ]; then
     echo "image: configuring a static build in build-static/ (as the Dockerfile does)" >&2
     cmake -S "$REPO" -B "$REPO/build-static" -G Ninja \
-      -DRW_STATIC=ON -DRW_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=Release \
+      -DRW_STATIC=ON -DRW_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=Release -DRW_WERROR=ON \
       -DRW_PROJECT_URL="${RW_PROJECT_URL:-}" >&2
   fi
   echo "image: building build-static/rdma-webhook (a no-op when up to date)" >&2

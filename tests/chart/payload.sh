@@ -22,7 +22,7 @@ if [ -z "$BIN" ]; then
   BIN="$REPO/build-static/rdma-webhook"
   echo "building a static rdma-webhook in build-static/ (as the Dockerfile does)" >&2
   if ! { cmake -S "$REPO" -B "$REPO/build-static" -G Ninja \
-           -DRW_STATIC=ON -DRW_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=Release >&2 &&
+           -DRW_STATIC=ON -DRW_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=Release -DRW_WERROR=ON >&2 &&
          nice -n 10 cmake --build "$REPO/build-static" --target rdma-webhook >&2; }; then
     bad "static build (-DRW_STATIC=ON)"; finish
   fi
