@@ -1,5 +1,6 @@
-// The table of modes: one row per mode (modes/). What names a mode, gives its path or reads its
-// section reads this table, so a new mode is a new row, not a new case in several switches.
+// Lookups over the table of modes (modes/, listed by cmake/ModeTable.cmake). What names a mode,
+// gives its path or reads its section reads the table, so a new mode is its files, not a new case
+// in several switches.
 #include <array>
 
 #include "modes/mode.h"
@@ -7,17 +8,6 @@
 namespace rw::policy {
 
 namespace modes {
-
-const Row& HostNetwork();
-const Row& Sriov();
-const Row& Shared();
-const Row& Tcp();
-const Row& Dra();
-
-std::span<const Row* const> Rows() {
-  static const std::array kRows{&HostNetwork(), &Sriov(), &Shared(), &Tcp(), &Dra()};
-  return kRows;
-}
 
 const Row* RowOf(Mode mode) {
   for (const Row* row : Rows())

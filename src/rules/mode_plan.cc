@@ -270,18 +270,7 @@ void PlanEnv(Draft& d, const workload::Container& c, const EnvWant& want,
 
 namespace modes {
 
-// The table of modes: one row per mode, each a unit of modes/. `off` has none: it plans nothing.
-const Unit& HostNetwork();
-const Unit& Sriov();
-const Unit& Shared();
-const Unit& Tcp();
-const Unit& Dra();
-
-std::span<const Unit* const> Units() {
-  static const std::array kUnits{&HostNetwork(), &Sriov(), &Shared(), &Tcp(), &Dra()};
-  return kUnits;
-}
-
+// The unit of a mode (the table is generated from modes/). `off` has none: it plans nothing.
 const Unit* UnitOf(policy::Mode mode) {
   for (const Unit* unit : Units())
     if (unit->mode == mode) return unit;

@@ -51,9 +51,13 @@ schema::Schema Section() {
 
 }  // namespace
 
-const Row& Dra() {
-  static constexpr Row kRow{Mode::kDra, "dra", Path::kDra, Read, Require, Section};
-  return kRow;
-}
+extern const Row dra;
+constexpr Row dra = {.mode = Mode::kDra,
+                     .name = "dra",
+                     .position = 50,
+                     .path = Path::kDra,
+                     .read = Read,
+                     .require = Require,
+                     .section_schema = Section};
 
 }  // namespace rw::policy::modes

@@ -17,10 +17,13 @@ schema::Schema Section() {
 
 }  // namespace
 
-const Row& HostNetwork() {
-  static constexpr Row kRow{
-      Mode::kHostNetwork, "hostNetwork", Path::kHostNetwork, Read, nullptr, Section};
-  return kRow;
-}
+extern const Row host_network;
+constexpr Row host_network = {.mode = Mode::kHostNetwork,
+                              .name = "hostNetwork",
+                              .position = 10,
+                              .path = Path::kHostNetwork,
+                              .read = Read,
+                              .require = nullptr,
+                              .section_schema = Section};
 
 }  // namespace rw::policy::modes

@@ -29,9 +29,13 @@ schema::Schema Section() {
 
 }  // namespace
 
-const Row& Shared() {
-  static constexpr Row kRow{Mode::kShared, "shared", Path::kShared, Read, Require, Section};
-  return kRow;
-}
+extern const Row shared;
+constexpr Row shared = {.mode = Mode::kShared,
+                        .name = "shared",
+                        .position = 30,
+                        .path = Path::kShared,
+                        .read = Read,
+                        .require = Require,
+                        .section_schema = Section};
 
 }  // namespace rw::policy::modes

@@ -91,9 +91,13 @@ schema::Schema Section() {
 
 }  // namespace
 
-const Row& Sriov() {
-  static constexpr Row kRow{Mode::kSriov, "sriov", Path::kSriov, Read, Require, Section};
-  return kRow;
-}
+extern const Row sriov;
+constexpr Row sriov = {.mode = Mode::kSriov,
+                       .name = "sriov",
+                       .position = 20,
+                       .path = Path::kSriov,
+                       .read = Read,
+                       .require = Require,
+                       .section_schema = Section};
 
 }  // namespace rw::policy::modes

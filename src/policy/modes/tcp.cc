@@ -3,9 +3,13 @@
 
 namespace rw::policy::modes {
 
-const Row& Tcp() {
-  static constexpr Row kRow{Mode::kTcp, "tcp", Path::kTcp, nullptr, nullptr, nullptr};
-  return kRow;
-}
+extern const Row tcp;
+constexpr Row tcp = {.mode = Mode::kTcp,
+                     .name = "tcp",
+                     .position = 40,
+                     .path = Path::kTcp,
+                     .read = nullptr,
+                     .require = nullptr,
+                     .section_schema = nullptr};
 
 }  // namespace rw::policy::modes

@@ -94,9 +94,12 @@ void Plan(Draft& d) {
 
 }  // namespace
 
-const Unit& Dra() {
-  static constexpr Unit kUnit{policy::Mode::kDra, true, nullptr, kSigns, Env, Plan};
-  return kUnit;
-}
+extern const Unit dra;
+constexpr Unit dra = {.mode = policy::Mode::kDra,
+                      .rdma = true,
+                      .rdma_shown = nullptr,
+                      .signs = kSigns,
+                      .env = Env,
+                      .plan = Plan};
 
 }  // namespace rw::rules::modes

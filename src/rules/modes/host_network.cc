@@ -59,9 +59,12 @@ void Plan(Draft& d) {
 
 }  // namespace
 
-const Unit& HostNetwork() {
-  static constexpr Unit kUnit{policy::Mode::kHostNetwork, true, RdmaShown, kSigns, Env, Plan};
-  return kUnit;
-}
+extern const Unit host_network;
+constexpr Unit host_network = {.mode = policy::Mode::kHostNetwork,
+                               .rdma = true,
+                               .rdma_shown = RdmaShown,
+                               .signs = kSigns,
+                               .env = Env,
+                               .plan = Plan};
 
 }  // namespace rw::rules::modes

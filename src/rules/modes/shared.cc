@@ -35,9 +35,12 @@ void Plan(Draft& d) {
 
 }  // namespace
 
-const Unit& Shared() {
-  static constexpr Unit kUnit{policy::Mode::kShared, true, nullptr, kSigns, Env, Plan};
-  return kUnit;
-}
+extern const Unit shared;
+constexpr Unit shared = {.mode = policy::Mode::kShared,
+                         .rdma = true,
+                         .rdma_shown = nullptr,
+                         .signs = kSigns,
+                         .env = Env,
+                         .plan = Plan};
 
 }  // namespace rw::rules::modes

@@ -48,9 +48,12 @@ void Plan(Draft& d) {
 
 }  // namespace
 
-const Unit& Sriov() {
-  static constexpr Unit kUnit{policy::Mode::kSriov, true, nullptr, kSigns, Env, Plan};
-  return kUnit;
-}
+extern const Unit sriov;
+constexpr Unit sriov = {.mode = policy::Mode::kSriov,
+                        .rdma = true,
+                        .rdma_shown = nullptr,
+                        .signs = kSigns,
+                        .env = Env,
+                        .plan = Plan};
 
 }  // namespace rw::rules::modes

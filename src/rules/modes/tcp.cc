@@ -33,9 +33,12 @@ void Plan(Draft&) {}
 
 }  // namespace
 
-const Unit& Tcp() {
-  static constexpr Unit kUnit{policy::Mode::kTcp, false, nullptr, kSigns, Env, Plan};
-  return kUnit;
-}
+extern const Unit tcp;
+constexpr Unit tcp = {.mode = policy::Mode::kTcp,
+                      .rdma = false,
+                      .rdma_shown = nullptr,
+                      .signs = kSigns,
+                      .env = Env,
+                      .plan = Plan};
 
 }  // namespace rw::rules::modes

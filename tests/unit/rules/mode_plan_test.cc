@@ -1,6 +1,9 @@
 // The plan decides every edit and every conflict; the mutator only applies the edits in order.
+#include <set>
+
 #include <gtest/gtest.h>
 
+#include "../../../src/policy/modes/mode.h"
 #include "../../../src/rules/modes/mode.h"
 #include "rdma_webhook/codec/yaml.h"
 #include "rdma_webhook/rules/mode_plan.h"
@@ -68,6 +71,34 @@ TEST(TemplatePath, SignsAreTriedInTheDocumentedOrderWithUniquePrecedences) {
     }
   }
   EXPECT_EQ(paths, documented);
+}
+
+// A mode is its two files: the tables and the Mode values come from their names
+// (cmake/ModeTable.cmake). What the names cannot say is checked here: each file claims its own
+// mode (a copied file that keeps another mode's value would shadow it), every policy row has its
+// planner and the other way round, and the documentation's order has no ties.
+TEST(ModeTable, EveryModeHasOneRowAndOneUnitAndItsOwnPosition) {
+  const auto rows = policy::modes::Rows();
+  const auto units = modes::Units();
+  ASSERT_EQ(rows.size(), units.size());
+  std::set<policy::Mode> row_modes, unit_modes;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_NE(rows[i]->mode, policy::Mode::kOff) << rows[i]->name;
+    EXPECT_TRUE(row_modes.insert(rows[i]->mode).second) << rows[i]->name << " repeats a mode";
+    EXPECT_EQ(policy::modes::RowOf(rows[i]->mode), rows[i]);
+    const modes::Unit* unit = modes::UnitOf(rows[i]->mode);
+    ASSERT_NE(unit, nullptr) << rows[i]->name << " has no planner";
+    if (i > 0) {
+      EXPECT_LT(rows[i - 1]->position, rows[i]->position)
+          << rows[i - 1]->name << " and " << rows[i]->name << " share a position";
+    }
+  }
+  for (const modes::Unit* unit : units)
+    EXPECT_TRUE(unit_modes.insert(unit->mode).second) << policy::ToString(unit->mode);
+  EXPECT_EQ(row_modes, unit_modes);
+  // The documented order of `mode:` values (docs/policy.md).
+  EXPECT_EQ(policy::modes::ModeNames(),
+            (std::vector<std::string>{"hostNetwork", "sriov", "shared", "tcp", "dra", "off"}));
 }
 
 TEST(PlanTemplate, DnsPolicyDefaultIsAConflictUnderRejectAndAWarnedEditUnderOverride) {

@@ -11,27 +11,21 @@
 
 #include <nlohmann/json.hpp>
 
+#include "rdma_webhook/policy/mode_enums.h"
+
 namespace rw::policy {
 
-enum class Mode { kOff, kHostNetwork, kSriov, kShared, kTcp, kDra };
+// `Mode` (off, then one value per mode) and `Path` (below, then one value per mode, named after
+// it) are generated from the mode files (cmake/ModeTable.cmake): a mode is
+// src/policy/modes/<name>.cc and src/rules/modes/<name>.cc, and its value is k<CamelCaseName>.
+// The access path of a pod template or workload (docs/design.md#paths), besides the modes':
+// kNone: no RDMA path; kPlugin: NICs NCCL reaches through a network plugin (EFA, gIB, TCPX);
+// kUnknown: cannot be told; kMixed: templates of one workload on different paths;
+// kPrivileged: InfiniBand reached through a privileged container alone (docs/design.md#paths).
+// kDra (a mode's): RDMA NICs a DRA driver moves into the pod, named by a claim (docs/dra.md).
 enum class Validation { kDeny, kWarn, kOff };
 enum class OnConflict { kReject, kOverride };
 enum class Fabric { kAuto, kRoce, kIb };  // auto: not known, fabric-specific rules stay silent
-// The access path of a pod template or workload (docs/design.md#paths).
-// kDra: RDMA NICs a DRA driver moves into the pod, named by a claim (docs/dra.md).
-// kPrivileged: InfiniBand reached through a privileged container alone (docs/design.md#paths).
-enum class Path {
-  kNone,
-  kHostNetwork,
-  kSriov,
-  kShared,
-  kTcp,
-  kPlugin,
-  kUnknown,
-  kMixed,
-  kDra,
-  kPrivileged
-};
 // A namespace's `rules:` entry: the severity a rule takes there, or off (dropped).
 enum class RuleLevel { kError, kWarning, kOff };
 
