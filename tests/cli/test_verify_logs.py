@@ -171,3 +171,51 @@ def test_a_cut_name_on_a_whole_line_is_still_believed_when_known():
     r = rw("verify", "-o", "json", "-", input=text + "\nx-1:15:41 [0] NCCL INFO Using network Socket")
     d = r.json()
     assert (d["interNode"], d["outcome"], d["cause"]) == ("Socket", "fell-back", "no-rdma-device")
+
+
+# --- the kubelet's CRI files: `P` records are parts of one line, joined up to the `F` record ---
+
+CRI = "2026-11-30T10:04:12.000118220Z"
+
+
+def test_cri_partial_records_are_joined_per_stream():
+    # Each pod's `NET/IB : No device found.` is glued after a progress bar on stdout, and the
+    # kubelet split the line at 16 KiB inside the record (worker-0 with a stderr record between
+    # the parts, worker-1 in three parts). Read part by part, the cause is lost.
+    r, d = verdict(LOGS / "cri-partial-lines.log")
+    got = (d["interNode"], d["gdr"], d["outcome"], d["cause"])
+    assert got == ("Socket", "off", "fell-back", "no-rdma-device"), d["explanation"]
+    # The proofs point to the line where each joined line starts.
+    lines = [p["line"] for p in d["proofs"] if "Loading checkpoint" in p["text"]]
+    assert sorted(lines) == [4, 13], d["proofs"]
+    assert d["read"]["linesCut"] == 0 and d["read"]["lines"] == 20
+
+
+def cri_line(stream, tag, text):
+    return f"{CRI} {stream} {tag} {text}\n"
+
+
+def test_cri_joined_line_is_bounded_at_64_kib():
+    # Five 16 KiB parts and the end: the joined line is cut at 64 KiB (counted once), the record
+    # past the bound is not read, and the next line is read as usual.
+    bar = "x" * 16384
+    text = "".join(cri_line("stdout", "P", bar) for _ in range(5))
+    text += cri_line("stdout", "F", "big-0:7:7 [0] NCCL INFO Using network IB")
+    text += cri_line("stdout", "F", "big-0:7:7 [0] NCCL INFO Using network Socket")
+    d = rw("verify", "-o", "json", "-", input=text).json()
+    assert d["read"]["linesCut"] == 1, d["read"]
+    assert d["net"] == "Socket", d
+
+
+def test_cri_partial_record_without_its_end_is_read_as_cut():
+    # The file ends before the `F` record: what was joined is read, flagged as cut, so a name at
+    # its end proves nothing.
+    text = cri_line("stdout", "F", "end-0:7:7 [0] NCCL INFO Bootstrap : Using eth0:10.9.0.1<0>")
+    text += cri_line("stdout", "P", "end-0:7:7 [0] NCCL INFO Using network Soc")
+    d = rw("verify", "-o", "json", "-", input=text).json()
+    assert d["interNode"] == "unknown", d
+    assert ":2 is cut short" in d["explanation"], d["explanation"]
+    # With its end the same line proves Socket.
+    d = rw("verify", "-o", "json", "-", input=text + cri_line("stdout", "F", "ket")).json()
+    assert d["net"] == "Socket", d
+
