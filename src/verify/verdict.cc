@@ -28,6 +28,8 @@ std::string_view ToString(Gdr g) {
       return "off";
     case Gdr::kPartial:
       return "partial";
+    case Gdr::kNotApplicable:
+      return "n/a";
     case Gdr::kUnknown:
       break;
   }

@@ -58,7 +58,12 @@ CASES = {
     "gdr-disabled-by-level.log": ("IB", "off", "ok", "gdr-unavailable", {}),
     "kubectl-prefix-ib-disabled.log": ("Socket", "off", "fell-back", "ib-disabled", {}),
     "tcpxo-fastrak-ok.log": ("GPUDirect-TCPXO", "on", "ok", "none", {"net": "FasTrak"}),
-    "fastsocket-ok.log": ("FastSocket", "off", "ok", "none", {}),
+    # TCP plugins have no verbs NIC: GPUDirect RDMA is not applicable, never "off".
+    "fastsocket-ok.log": ("FastSocket", "n/a", "ok", "none", {}),
+    # NCCL prints `GPU Direct RDMA Disabled for HCA` for the plugin's TCP devices too: no cause.
+    "fastsocket-hca-gdr-line.log": ("FastSocket", "n/a", "ok", "none", {"ncclVersion": "2.23.4"}),
+    # GPUDirect-TCPX reads GPU memory itself: NCCL's /GDRDMA suffix is what the log says.
+    "gpudirect-tcpx-ok.log": ("GPUDirect-TCPX", "on", "ok", "none", {"net": "GPUDirectTCPX_v7"}),
     "gib-ok.log": ("gIB", "on", "ok", "none", {}),
     # tqdm redraws with '\r': NCCL records sit after the bar inside one line.
     "progress-bar-carriage-returns.log": ("RoCE", "on", "ok", "none", {"nodes": 2}),

@@ -55,8 +55,10 @@ struct Proof {
   std::string text;
 };
 
-// GPUDirect RDMA: per direction as the channel lines show it.
-enum class Gdr { kUnknown, kOn, kOff, kPartial };
+// GPUDirect RDMA: per direction as the channel lines show it. kNotApplicable ("n/a"): a TCP
+// plugin (GPUDirect-TCPX/TCPXO, FastSocket) carried the data; GPUDirect RDMA is a verbs notion,
+// so "off" would point to a fix (peer memory) that does not apply there.
+enum class Gdr { kUnknown, kOn, kOff, kPartial, kNotApplicable };
 std::string_view ToString(Gdr g);
 
 // One NCCL process (host:pid), the unit a rank lives in.
