@@ -166,7 +166,17 @@ std::string Explain(const Verdict& v, const Evidence& e) {
   else if (v.cause != Cause::kNone && v.cause != Cause::kUnknown &&
            v.cause != Cause::kNotApplicable)
     t += "; " + std::string(Describe(v.cause).meaning);
-  return t + ".";
+  t += ".";
+  if (e.previous_runs > 0)
+    t += " The lines before " + e.last_run_from + " are " +
+         (e.previous_runs == 1 ? std::string("a previous run")
+                               : std::to_string(e.previous_runs) + " previous runs") +
+         " of the same process (a restarted container): only the last run is judged.";
+  else if (!e.restart_unsplit.empty())
+    t += " " + e.restart_unsplit +
+         " initialised NCCL a second time (a restarted container?) after other pods' lines: "
+         "the runs are read together.";
+  return t;
 }
 
 struct Step {
@@ -182,6 +192,8 @@ Verdict DecideEvidence(const Evidence& e) {
   v.nccl_records = e.records;
   v.lines_cut = e.lines_cut;
   v.processes_capped = e.processes_capped;
+  v.previous_runs = e.previous_runs;
+  v.last_run_from = e.last_run_from;
   v.nccl_version = e.version;
   v.devices = e.devices;
   v.intra_node.assign(e.intra.begin(), e.intra.end());

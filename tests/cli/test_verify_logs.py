@@ -224,3 +224,40 @@ def test_cri_partial_record_without_its_end_is_read_as_cut():
     d = rw("verify", "-o", "json", "-", input=text + cri_line("stdout", "F", "ket")).json()
     assert d["net"] == "Socket", d
 
+
+# --- a restarted container: its previous log, then the current one ---
+
+
+def test_a_restarted_container_is_judged_on_its_last_run():
+    # `kubectl logs --previous` then `kubectl logs` of one pod: the first run had no VF and took
+    # Socket, then died; the second, with the VF, ran on RoCE. The same process (host:pid, pid 1
+    # in the container) prints NCCL's banner twice: two runs, never one mixed run.
+    r, d = verdict(LOGS / "restarted-container-previous-then-current.log")
+    got = (d["interNode"], d["gdr"], d["outcome"], d["cause"])
+    assert got == ("RoCE", "on", "ok", "none"), d["explanation"]
+    assert d["read"]["previousRuns"] == 1
+    assert d["read"]["lastRunFrom"].endswith("restarted-container-previous-then-current.log:14")
+    assert "a previous run of the same process" in d["explanation"], d["explanation"]
+    assert "used Socket" not in d["explanation"]
+    assert all(p["line"] >= 14 for p in d["proofs"]), d["proofs"]
+
+
+def test_processes_of_one_pod_each_print_their_banner():
+    # One process per GPU: every process prints the banner once; no restart.
+    text = "".join(f"gp-0:{pid}:{pid} [0] NCCL INFO NCCL version 2.23.4+cuda12.6\n"
+                   f"gp-0:{pid}:{pid} [0] NCCL INFO Using network IB\n" for pid in (10, 11, 12))
+    d = rw("verify", "-o", "json", "-", input=text).json()
+    assert d["read"]["previousRuns"] == 0 and len(d["processes"]) == 3, d
+
+
+def test_a_restart_after_other_pods_lines_is_not_split():
+    # Another pod's lines came first: the job-wide evidence cannot be told apart by run, so both
+    # runs are read together, and the explanation says why.
+    text = ("pa-0:1:1 [0] NCCL INFO NCCL version 2.23.4+cuda12.6\n"
+            "pb-0:1:1 [0] NCCL INFO NCCL version 2.23.4+cuda12.6\n"
+            "pa-0:1:1 [0] NCCL INFO Using network Socket\n"
+            "pa-0:1:1 [0] NCCL INFO NCCL version 2.23.4+cuda12.6\n"
+            "pa-0:1:1 [0] NCCL INFO Using network IB\n")
+    d = rw("verify", "-o", "json", "-", input=text).json()
+    assert d["read"]["previousRuns"] == 0, d
+    assert "pa-0:1 at -:4 initialised NCCL a second time" in d["explanation"], d["explanation"]

@@ -102,6 +102,10 @@ struct Verdict {
   std::vector<ProcessFacts> processes;
   std::size_t lines = 0, nccl_records = 0, lines_cut = 0;
   bool processes_capped = false;
+  // Earlier runs of a restarted container set aside (docs/verify.md#restarts): only the last run
+  // is judged, from `last_run_from` ("file:line").
+  std::size_t previous_runs = 0;
+  std::string last_run_from;
 };
 
 // RDMA transports (verbs over IB or RoCE, EFA, gIB, multi-node NVLink), as opposed to Socket and
