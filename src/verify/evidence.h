@@ -67,6 +67,9 @@ struct ProcessState {
 struct Evidence {
   std::string source;
   std::string_view raw;  // the line being read, as written: what a proof quotes
+  // Where the quote of `raw` starts: 0, or for a line longer than a proof's bound the header of
+  // the record being read (a record after a long progress bar would else quote only the bar).
+  std::size_t quote_from = 0;
   std::size_t line_no = 0;
   std::size_t order = 0;  // records and lines read, over all sources
   std::size_t lines = 0, records = 0, lines_cut = 0;

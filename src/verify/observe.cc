@@ -408,7 +408,7 @@ void MaybeRestart(Evidence& e, const Record& r) {
 }  // namespace
 
 void Evidence::Note(Signal s) {
-  std::string_view text = raw;
+  std::string_view text = raw.substr(std::min(quote_from, raw.size()));
   auto& seen = At(s);
   if (seen.count++ == 0) seen.first = order;
   if (seen.proofs.size() < kMaxProofsPerSignal) {
@@ -424,6 +424,7 @@ void Evidence::Note(Signal s) {
 
 void Observe(Evidence& e, const Line& line) {
   ++e.order;
+  e.quote_from = 0;
   if (line.records.empty()) {
     const string_view t = Trim(line.text);
     if (e.after_last_error && !t.empty()) {
@@ -443,6 +444,11 @@ void Observe(Evidence& e, const Line& line) {
   for (const auto& r : line.records) {
     ++e.records;
     MaybeRestart(e, r);
+    if (e.raw.size() > kMaxProofBytes) {  // quote from the record's header, which is in `raw`
+      const char* from = !r.host.empty() ? r.host.data() : r.message.data();
+      if (from >= e.raw.data() && from <= e.raw.data() + e.raw.size())
+        e.quote_from = static_cast<std::size_t>(from - e.raw.data());
+    }
     ProcessState* p = nullptr;
     if (!r.host.empty()) {
       std::string key = std::string(r.host) + ":" + std::string(r.pid);

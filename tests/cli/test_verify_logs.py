@@ -152,6 +152,16 @@ def test_a_process_seen_only_after_a_carriage_return_keeps_its_host():
     assert [p["host"] for p in d["processes"]] == ["cr-1"], d["processes"]
 
 
+def test_a_record_after_a_long_line_is_quoted_from_its_header():
+    bar = "".join(f"\rstep {i}/99" for i in range(99))
+    text = (f"{bar}\rq-0:9:9 [0] NCCL INFO NET/IB : No device found.\n"
+            "q-0:9:9 [0] NCCL INFO Using network Socket\n"
+            "q-0:9:9 [0] NCCL INFO comm 0x1 rank 0 nRanks 2 nNodes 2 localRanks 1 localRank 0\n")
+    d = rw("verify", "-o", "json", "-", input=text).json()
+    assert {"source": "-", "line": 1, "text": "q-0:9:9 [0] NCCL INFO NET/IB : No device found."} \
+        in d["proofs"], d["proofs"]
+
+
 def test_over_long_line_is_counted():
     _, d = verdict(LOGS / "very-long-line.log")
     assert d["read"]["linesCut"] == 1
@@ -190,8 +200,11 @@ def test_cri_partial_records_are_joined_per_stream():
     r, d = verdict(LOGS / "cri-partial-lines.log")
     got = (d["interNode"], d["gdr"], d["outcome"], d["cause"])
     assert got == ("Socket", "off", "fell-back", "no-rdma-device"), d["explanation"]
-    # The proofs point to the line where each joined line starts.
-    lines = [p["line"] for p in d["proofs"] if "Loading checkpoint" in p["text"]]
+    # The proofs point to the line where each joined line starts, and quote the record, not the
+    # 16 KiB of progress bar before it.
+    lines = [p["line"] for p in d["proofs"]
+             if p["text"] in ("cri-w-0:58:58 [0] NCCL INFO NET/IB : No device found.",
+                              "cri-w-1:61:61 [0] NCCL INFO NET/IB : No device found.")]
     assert sorted(lines) == [4, 13], d["proofs"]
     assert d["read"]["linesCut"] == 0 and d["read"]["lines"] == 20
 
