@@ -134,7 +134,10 @@ std::string Explain(const Verdict& v, const Evidence& e) {
         t += ", but " + std::to_string(n) + " process" + (n > 1 ? "es" : "") + " used Socket (" +
              on_socket + ")";
     }
-    if (v.gdr != Gdr::kUnknown) t += ", GPUDirect RDMA " + std::string(ToString(v.gdr));
+    if (v.gdr == Gdr::kNotApplicable)
+      t += ", GPUDirect RDMA not applicable (a TCP plugin, no verbs NIC)";
+    else if (v.gdr != Gdr::kUnknown)
+      t += ", GPUDirect RDMA " + std::string(ToString(v.gdr));
     if (e.gid_indexes.size() > 1)
       t += ", GID index differs between processes";
     else if (v.gid_index)
@@ -163,7 +166,17 @@ std::string Explain(const Verdict& v, const Evidence& e) {
   else if (v.cause != Cause::kNone && v.cause != Cause::kUnknown &&
            v.cause != Cause::kNotApplicable)
     t += "; " + std::string(Describe(v.cause).meaning);
-  return t + ".";
+  t += ".";
+  if (e.previous_runs > 0)
+    t += " The lines before " + e.last_run_from + " are " +
+         (e.previous_runs == 1 ? std::string("a previous run")
+                               : std::to_string(e.previous_runs) + " previous runs") +
+         " of the same process (a restarted container): only the last run is judged.";
+  else if (!e.restart_unsplit.empty())
+    t += " " + e.restart_unsplit +
+         " initialised NCCL a second time (a restarted container?) after other pods' lines: "
+         "the runs are read together.";
+  return t;
 }
 
 struct Step {
@@ -179,6 +192,8 @@ Verdict DecideEvidence(const Evidence& e) {
   v.nccl_records = e.records;
   v.lines_cut = e.lines_cut;
   v.processes_capped = e.processes_capped;
+  v.previous_runs = e.previous_runs;
+  v.last_run_from = e.last_run_from;
   v.nccl_version = e.version;
   v.devices = e.devices;
   v.intra_node.assign(e.intra.begin(), e.intra.end());
@@ -253,9 +268,27 @@ Verdict DecideEvidence(const Evidence& e) {
   if (v.inter_node == "gIB") v.link_layer = "RoCE";
 
   // GPUDirect RDMA: channel suffixes per direction, then `GDR %d`, then the per-HCA lines.
-  if (v.inter_node == "Socket" || v.inter_node == "GPUDirect-TCPX" ||
-      v.inter_node == "FastSocket") {
+  // The TCP plugins have no verbs NIC: only what the log says is on (a `/GDRDMA` suffix, `GDR 1`,
+  // `Enabled for HCA`: the plugin reads GPU memory itself) is reported; anything else is n/a,
+  // never "off" (NCCL prints `Disabled for HCA` for every device that is not RDMA).
+  const bool tcp_plugin = v.inter_node == "GPUDirect-TCPX" || v.inter_node == "GPUDirect-TCPXO" ||
+                          v.inter_node == "FastSocket";
+  if (v.inter_node == "Socket") {
     v.gdr = Gdr::kOff;
+  } else if (tcp_plugin) {
+    std::size_t on = 0, off = 0;
+    for (const auto& p : procs) {
+      if (p.second.gdr == Gdr::kOn || p.second.gdr == Gdr::kPartial) ++on;
+      if (p.second.gdr == Gdr::kOff || p.second.gdr == Gdr::kPartial) ++off;
+    }
+    if (on > 0)
+      v.gdr = off > 0 ? Gdr::kPartial : Gdr::kOn;
+    else if (e.ring_gdr > 0 || e.Has(Signal::kGdrEnabled))
+      v.gdr = Gdr::kOn;
+    else
+      v.gdr = Gdr::kNotApplicable;
+    for (auto& p : v.processes)
+      if (p.gdr == Gdr::kOff || p.gdr == Gdr::kUnknown) p.gdr = Gdr::kNotApplicable;
   } else if (!v.single_node) {
     std::size_t on = 0, off = 0;
     for (const auto& p : procs) {
@@ -379,14 +412,14 @@ Verdict DecideEvidence(const Evidence& e) {
     AddProofs(v, e, Signal::kNetChannel);
     AddProofs(v, e, Signal::kNetLine);
     AddProofs(v, e, Signal::kIbDevices);
-    if (e.Has(Signal::kGdrDisabledHca)) {
+    if (e.Has(Signal::kGdrDisabledHca) && !tcp_plugin) {
       v.outcome = Outcome::kFellBack;  // host-staged copies instead of GPUDirect RDMA
       v.cause = Cause::kGdrUnavailable;
       AddProofs(v, e, Signal::kGdrDisabledHca);
     } else {
       v.outcome = success ? Outcome::kOk : Outcome::kUnknown;
       v.cause = Cause::kNone;
-      if (e.Has(Signal::kGdrDisabledDistance)) {
+      if (e.Has(Signal::kGdrDisabledDistance) && !tcp_plugin) {
         v.cause = Cause::kGdrUnavailable;  // topology: NCCL_NET_GDR_LEVEL, GPU/NIC placement
         AddProofs(v, e, Signal::kGdrDisabledDistance);
       }

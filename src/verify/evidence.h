@@ -67,6 +67,9 @@ struct ProcessState {
 struct Evidence {
   std::string source;
   std::string_view raw;  // the line being read, as written: what a proof quotes
+  // Where the quote of `raw` starts: 0, or for a line longer than a proof's bound the header of
+  // the record being read (a record after a long progress bar would else quote only the bar).
+  std::size_t quote_from = 0;
   std::size_t line_no = 0;
   std::size_t order = 0;  // records and lines read, over all sources
   std::size_t lines = 0, records = 0, lines_cut = 0;
@@ -83,6 +86,12 @@ struct Evidence {
   int ring_gdr = -1;  // `Connected all rings, use ring PXN %d GDR %d`
   int max_nnodes = -1, max_nranks = -1;
   bool mnnvl = false;
+  // Restarts: a process (host:pid) that prints NCCL's version banner a second time is a new run
+  // (NCCL prints it once per process). When every process read so far is on that host, the
+  // earlier run is set aside and only the last is judged; else the runs stay read together.
+  std::size_t previous_runs = 0;
+  std::string last_run_from;    // "file:line" where the last run of a set-aside restart begins
+  std::string restart_unsplit;  // "host:pid at file:line" of a restart that could not be split
 
   SignalSeen& At(Signal s) { return signals[static_cast<std::size_t>(s)]; }
   const SignalSeen& At(Signal s) const { return signals[static_cast<std::size_t>(s)]; }

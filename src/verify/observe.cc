@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "evidence.h"
 #include "rdma_webhook/verify/reader.h"
@@ -376,10 +377,38 @@ void Warn(Evidence& e, string_view m) {
   note(Signal::kUnclassifiedWarn);
 }
 
+// A second `NCCL version` record of one process (host:pid) starts a new run: a restarted
+// container whose previous log comes first (NCCL prints the banner once per process). It is set
+// apart only when every process read so far is on that host (one pod's log, previous then
+// current): other pods' lines are mixed into the job-wide evidence and cannot be told apart.
+void MaybeRestart(Evidence& e, const Record& r) {
+  if (r.host.empty() || !r.message.starts_with("NCCL version ")) return;
+  const auto it = e.processes.find(std::string(r.host) + ":" + std::string(r.pid));
+  if (it == e.processes.end() || it->second.facts.version.empty()) return;
+  const std::string at = e.source.substr(0, 200) + ":" + std::to_string(e.line_no);
+  for (const auto& [key, p] : e.processes)
+    if (p.facts.host != r.host) {
+      if (e.restart_unsplit.empty()) e.restart_unsplit = it->first + " at " + at;
+      return;
+    }
+  Evidence fresh;
+  fresh.source = e.source;
+  fresh.raw = e.raw;
+  fresh.line_no = e.line_no;
+  fresh.order = e.order;
+  fresh.lines = e.lines;
+  fresh.records = e.records;
+  fresh.lines_cut = e.lines_cut;
+  fresh.line_cut = e.line_cut;
+  fresh.previous_runs = e.previous_runs + 1;
+  fresh.last_run_from = at;
+  e = std::move(fresh);
+}
+
 }  // namespace
 
 void Evidence::Note(Signal s) {
-  std::string_view text = raw;
+  std::string_view text = raw.substr(std::min(quote_from, raw.size()));
   auto& seen = At(s);
   if (seen.count++ == 0) seen.first = order;
   if (seen.proofs.size() < kMaxProofsPerSignal) {
@@ -395,6 +424,7 @@ void Evidence::Note(Signal s) {
 
 void Observe(Evidence& e, const Line& line) {
   ++e.order;
+  e.quote_from = 0;
   if (line.records.empty()) {
     const string_view t = Trim(line.text);
     if (e.after_last_error && !t.empty()) {
@@ -413,6 +443,12 @@ void Observe(Evidence& e, const Line& line) {
   }
   for (const auto& r : line.records) {
     ++e.records;
+    MaybeRestart(e, r);
+    if (e.raw.size() > kMaxProofBytes) {  // quote from the record's header, which is in `raw`
+      const char* from = !r.host.empty() ? r.host.data() : r.message.data();
+      if (from >= e.raw.data() && from <= e.raw.data() + e.raw.size())
+        e.quote_from = static_cast<std::size_t>(from - e.raw.data());
+    }
     ProcessState* p = nullptr;
     if (!r.host.empty()) {
       std::string key = std::string(r.host) + ":" + std::string(r.pid);

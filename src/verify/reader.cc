@@ -2,11 +2,12 @@
 
 #include <utility>
 
+#include "cri_join.h"
 #include "evidence.h"
 
 namespace rw::verify {
 
-Reader::Reader() : evidence_(std::make_unique<Evidence>()) {}
+Reader::Reader() : evidence_(std::make_unique<Evidence>()), join_(std::make_unique<CriJoin>()) {}
 Reader::~Reader() = default;
 
 void Reader::Begin(std::string source) {
@@ -21,11 +22,22 @@ void Reader::Line(std::string_view line, bool cut) {
   ++evidence_->lines;
   // CRLF (a log saved on Windows): the carriage return is not part of what a proof quotes.
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  CriJoin::Piece piece;
+  if (!join_->Offer(line, evidence_->line_no, cut, piece)) return;  // a part: more to come
+  if (piece.over_bound) ++evidence_->lines_cut;
+  Read(piece.text, piece.line_no, piece.cut);
+}
+
+void Reader::Read(std::string_view line, std::size_t line_no, bool cut) {
+  // Proofs of a joined line point to its first record; the count of lines read goes on.
+  const std::size_t here = evidence_->line_no;
+  evidence_->line_no = line_no;
   evidence_->raw = line;
   evidence_->line_cut = cut;
   Observe(*evidence_, ReadLine(line));
   evidence_->raw = {};
   evidence_->line_cut = false;
+  evidence_->line_no = here;
 }
 
 void Reader::FeedLine(std::string_view line) { Line(line); }
@@ -59,6 +71,13 @@ void Reader::End() {
   if (!pending_.empty()) Line(pending_, true);
   pending_.clear();
   cutting_ = false;
+  // A line the kubelet split whose `F` record never came (the file was rotated or copied
+  // mid-line): read as cut, like a last line without its newline.
+  CriJoin::Piece piece;
+  while (join_->TakeOpen(piece)) {
+    if (piece.over_bound) ++evidence_->lines_cut;
+    Read(piece.text, piece.line_no, true);
+  }
 }
 
 Verdict Reader::Decide() const { return DecideEvidence(*evidence_); }

@@ -40,7 +40,8 @@ std::size_t Rfc3339(string_view s) {
 
 // The CRI log format the kubelet writes under /var/log/pods (and log shippers forward as is):
 // after the RFC 3339 time, the stream and a tag, `stdout F ` (a full line) or `stderr P ` (a part
-// of a longer line, which kubelet splits at 16 KiB; NCCL's lines are far shorter).
+// of a longer line, which kubelet splits at 16 KiB; the reader joins the parts before it gets
+// here, see cri_join.h).
 std::size_t CriStream(string_view s) {
   if (!(s.starts_with("stdout ") || s.starts_with("stderr ")) || s.size() < 9) return 0;
   return (s[7] == 'F' || s[7] == 'P') && s[8] == ' ' ? 9 : 0;
@@ -132,6 +133,18 @@ std::size_t Header(string_view line, std::size_t end, Level level, Record& r) {
 }
 
 }  // namespace
+
+CriRecord ReadCriRecord(string_view raw) {
+  CriRecord c;
+  const std::size_t time = Rfc3339(raw);
+  if (time == 0) return c;
+  const std::size_t tag = CriStream(raw.substr(time));
+  if (tag == 0) return c;
+  c.prefix = time + tag;
+  c.stream = raw[time + 3] == 'e' ? 1 : 0;  // "stdout"/"stderr": the fourth letter differs
+  c.partial = raw[time + 7] == 'P';
+  return c;
+}
 
 Line ReadLine(string_view raw) {
   Line out;

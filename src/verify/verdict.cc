@@ -28,6 +28,8 @@ std::string_view ToString(Gdr g) {
       return "off";
     case Gdr::kPartial:
       return "partial";
+    case Gdr::kNotApplicable:
+      return "n/a";
     case Gdr::kUnknown:
       break;
   }
@@ -150,7 +152,9 @@ nlohmann::json ToJson(const Verdict& v) {
            {{"lines", v.lines},
             {"ncclRecords", v.nccl_records},
             {"linesCut", v.lines_cut},
-            {"processesCapped", v.processes_capped}}}};
+            {"processesCapped", v.processes_capped},
+            {"previousRuns", v.previous_runs},
+            {"lastRunFrom", v.last_run_from.empty() ? json(nullptr) : json(v.last_run_from)}}}};
 }
 
 }  // namespace rw::verify

@@ -58,7 +58,12 @@ CASES = {
     "gdr-disabled-by-level.log": ("IB", "off", "ok", "gdr-unavailable", {}),
     "kubectl-prefix-ib-disabled.log": ("Socket", "off", "fell-back", "ib-disabled", {}),
     "tcpxo-fastrak-ok.log": ("GPUDirect-TCPXO", "on", "ok", "none", {"net": "FasTrak"}),
-    "fastsocket-ok.log": ("FastSocket", "off", "ok", "none", {}),
+    # TCP plugins have no verbs NIC: GPUDirect RDMA is not applicable, never "off".
+    "fastsocket-ok.log": ("FastSocket", "n/a", "ok", "none", {}),
+    # NCCL prints `GPU Direct RDMA Disabled for HCA` for the plugin's TCP devices too: no cause.
+    "fastsocket-hca-gdr-line.log": ("FastSocket", "n/a", "ok", "none", {"ncclVersion": "2.23.4"}),
+    # GPUDirect-TCPX reads GPU memory itself: NCCL's /GDRDMA suffix is what the log says.
+    "gpudirect-tcpx-ok.log": ("GPUDirect-TCPX", "on", "ok", "none", {"net": "GPUDirectTCPX_v7"}),
     "gib-ok.log": ("gIB", "on", "ok", "none", {}),
     # tqdm redraws with '\r': NCCL records sit after the bar inside one line.
     "progress-bar-carriage-returns.log": ("RoCE", "on", "ok", "none", {"nodes": 2}),
@@ -147,6 +152,16 @@ def test_a_process_seen_only_after_a_carriage_return_keeps_its_host():
     assert [p["host"] for p in d["processes"]] == ["cr-1"], d["processes"]
 
 
+def test_a_record_after_a_long_line_is_quoted_from_its_header():
+    bar = "".join(f"\rstep {i}/99" for i in range(99))
+    text = (f"{bar}\rq-0:9:9 [0] NCCL INFO NET/IB : No device found.\n"
+            "q-0:9:9 [0] NCCL INFO Using network Socket\n"
+            "q-0:9:9 [0] NCCL INFO comm 0x1 rank 0 nRanks 2 nNodes 2 localRanks 1 localRank 0\n")
+    d = rw("verify", "-o", "json", "-", input=text).json()
+    assert {"source": "-", "line": 1, "text": "q-0:9:9 [0] NCCL INFO NET/IB : No device found."} \
+        in d["proofs"], d["proofs"]
+
+
 def test_over_long_line_is_counted():
     _, d = verdict(LOGS / "very-long-line.log")
     assert d["read"]["linesCut"] == 1
@@ -171,3 +186,91 @@ def test_a_cut_name_on_a_whole_line_is_still_believed_when_known():
     r = rw("verify", "-o", "json", "-", input=text + "\nx-1:15:41 [0] NCCL INFO Using network Socket")
     d = r.json()
     assert (d["interNode"], d["outcome"], d["cause"]) == ("Socket", "fell-back", "no-rdma-device")
+
+
+# --- the kubelet's CRI files: `P` records are parts of one line, joined up to the `F` record ---
+
+CRI = "2026-11-30T10:04:12.000118220Z"
+
+
+def test_cri_partial_records_are_joined_per_stream():
+    # Each pod's `NET/IB : No device found.` is glued after a progress bar on stdout, and the
+    # kubelet split the line at 16 KiB inside the record (worker-0 with a stderr record between
+    # the parts, worker-1 in three parts). Read part by part, the cause is lost.
+    r, d = verdict(LOGS / "cri-partial-lines.log")
+    got = (d["interNode"], d["gdr"], d["outcome"], d["cause"])
+    assert got == ("Socket", "off", "fell-back", "no-rdma-device"), d["explanation"]
+    # The proofs point to the line where each joined line starts, and quote the record, not the
+    # 16 KiB of progress bar before it.
+    lines = [p["line"] for p in d["proofs"]
+             if p["text"] in ("cri-w-0:58:58 [0] NCCL INFO NET/IB : No device found.",
+                              "cri-w-1:61:61 [0] NCCL INFO NET/IB : No device found.")]
+    assert sorted(lines) == [4, 13], d["proofs"]
+    assert d["read"]["linesCut"] == 0 and d["read"]["lines"] == 20
+
+
+def cri_line(stream, tag, text):
+    return f"{CRI} {stream} {tag} {text}\n"
+
+
+def test_cri_joined_line_is_bounded_at_64_kib():
+    # Five 16 KiB parts and the end: the joined line is cut at 64 KiB (counted once), the record
+    # past the bound is not read, and the next line is read as usual.
+    bar = "x" * 16384
+    text = "".join(cri_line("stdout", "P", bar) for _ in range(5))
+    text += cri_line("stdout", "F", "big-0:7:7 [0] NCCL INFO Using network IB")
+    text += cri_line("stdout", "F", "big-0:7:7 [0] NCCL INFO Using network Socket")
+    d = rw("verify", "-o", "json", "-", input=text).json()
+    assert d["read"]["linesCut"] == 1, d["read"]
+    assert d["net"] == "Socket", d
+
+
+def test_cri_partial_record_without_its_end_is_read_as_cut():
+    # The file ends before the `F` record: what was joined is read, flagged as cut, so a name at
+    # its end proves nothing.
+    text = cri_line("stdout", "F", "end-0:7:7 [0] NCCL INFO Bootstrap : Using eth0:10.9.0.1<0>")
+    text += cri_line("stdout", "P", "end-0:7:7 [0] NCCL INFO Using network Soc")
+    d = rw("verify", "-o", "json", "-", input=text).json()
+    assert d["interNode"] == "unknown", d
+    assert ":2 is cut short" in d["explanation"], d["explanation"]
+    # With its end the same line proves Socket.
+    d = rw("verify", "-o", "json", "-", input=text + cri_line("stdout", "F", "ket")).json()
+    assert d["net"] == "Socket", d
+
+
+# --- a restarted container: its previous log, then the current one ---
+
+
+def test_a_restarted_container_is_judged_on_its_last_run():
+    # `kubectl logs --previous` then `kubectl logs` of one pod: the first run had no VF and took
+    # Socket, then died; the second, with the VF, ran on RoCE. The same process (host:pid, pid 1
+    # in the container) prints NCCL's banner twice: two runs, never one mixed run.
+    r, d = verdict(LOGS / "restarted-container-previous-then-current.log")
+    got = (d["interNode"], d["gdr"], d["outcome"], d["cause"])
+    assert got == ("RoCE", "on", "ok", "none"), d["explanation"]
+    assert d["read"]["previousRuns"] == 1
+    assert d["read"]["lastRunFrom"].endswith("restarted-container-previous-then-current.log:14")
+    assert "a previous run of the same process" in d["explanation"], d["explanation"]
+    assert "used Socket" not in d["explanation"]
+    assert all(p["line"] >= 14 for p in d["proofs"]), d["proofs"]
+
+
+def test_processes_of_one_pod_each_print_their_banner():
+    # One process per GPU: every process prints the banner once; no restart.
+    text = "".join(f"gp-0:{pid}:{pid} [0] NCCL INFO NCCL version 2.23.4+cuda12.6\n"
+                   f"gp-0:{pid}:{pid} [0] NCCL INFO Using network IB\n" for pid in (10, 11, 12))
+    d = rw("verify", "-o", "json", "-", input=text).json()
+    assert d["read"]["previousRuns"] == 0 and len(d["processes"]) == 3, d
+
+
+def test_a_restart_after_other_pods_lines_is_not_split():
+    # Another pod's lines came first: the job-wide evidence cannot be told apart by run, so both
+    # runs are read together, and the explanation says why.
+    text = ("pa-0:1:1 [0] NCCL INFO NCCL version 2.23.4+cuda12.6\n"
+            "pb-0:1:1 [0] NCCL INFO NCCL version 2.23.4+cuda12.6\n"
+            "pa-0:1:1 [0] NCCL INFO Using network Socket\n"
+            "pa-0:1:1 [0] NCCL INFO NCCL version 2.23.4+cuda12.6\n"
+            "pa-0:1:1 [0] NCCL INFO Using network IB\n")
+    d = rw("verify", "-o", "json", "-", input=text).json()
+    assert d["read"]["previousRuns"] == 0, d
+    assert "pa-0:1 at -:4 initialised NCCL a second time" in d["explanation"], d["explanation"]

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Writes the seed corpora under tests/fuzz/corpus/<target>/ from the repository's own test data
-(tests/golden, tests/unit/nccl, deploy/examples, deploy/policies). Run it again when those change;
-the output is committed so the fuzz stage needs no Python. Files are named by content hash."""
+(tests/golden, tests/unit/nccl, tests/cli/verify_logs, deploy/examples, deploy/policies). Run it
+again when those change; the output is committed so the fuzz stage needs no Python. Files are
+named by content hash."""
 import glob
 import hashlib
 import json
@@ -135,6 +136,13 @@ def main():
                  post("https://localhost/validate", body, "Connection: close"),
                  post("/mutate", b"{}", "Content-Encoding: gzip")]:
         write("http", seed)
+
+    # verify: the constructed logs of the CLI suite, each after one byte that picks the size of
+    # the Feed calls (fuzz_verify.cc); logs over libFuzzer's -max_len (64 KiB) are left out.
+    for i, path in enumerate(files("tests/cli/verify_logs/*.log")):
+        data = open(path, "rb").read()
+        if len(data) < 60000:
+            write("verify", bytes([i % 61]) + data)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
 # time from its seed corpus, replaying tests/fuzz/regressions/<target>/ first. Fails on any crash,
 # leak, timeout or broken invariant; the input that did it is left in build-fuzz/artifacts/.
 #
-#   tests/fuzz/run.sh                      # every target, FUZZ_SECONDS (default 20) each
+#   tests/fuzz/run.sh                      # every target, FUZZ_SECONDS (default 20) each; verify
+#                                          # a quarter of it (its seeds are already broad)
 #   FUZZ_SECONDS=600 tests/fuzz/run.sh yaml  # a longer run of one target
 #   FUZZ_JOBS=2 ...                        # parallel libFuzzer workers per target (default 1)
 #   FUZZ_NO_BUILD=1 ...                    # skip the build (several runs side by side)
@@ -25,12 +26,15 @@ SECONDS_EACH="${FUZZ_SECONDS:-20}"
 runs_of() {  # about 20 s of each target on this 2-core machine
   case "$1" in
     webhook) echo 25000 ;; yaml) echo 40000 ;; policy) echo 120000 ;; nccl) echo 300000 ;;
-    mutate) echo 20000 ;; http) echo 30000 ;;
+    mutate) echo 20000 ;; http) echo 30000 ;; verify) echo 500 ;;
   esac
+}
+seconds_of() {  # verify gets a short bound, so the stage takes about as long as before it
+  case "$1" in verify) echo $(((SECONDS_EACH + 3) / 4)) ;; *) echo "$SECONDS_EACH" ;; esac
 }
 CXX="${FUZZ_CXX:-clang++-16}"
 TARGETS=("$@")
-((${#TARGETS[@]})) || TARGETS=(webhook yaml policy nccl mutate http)
+((${#TARGETS[@]})) || TARGETS=(webhook yaml policy nccl mutate http verify)
 
 if [ -z "${FUZZ_NO_BUILD:-}" ]; then  # FUZZ_NO_BUILD=1: run what build-fuzz holds (parallel runs)
   command -v "$CXX" >/dev/null || { echo "fuzz: $CXX not found (scripts/setup.sh --test)" >&2; exit 1; }
@@ -48,6 +52,7 @@ dict_of() {  # the dictionary of a target
     policy) cat "$HERE/dict/yaml.dict" "$HERE/dict/policy.dict" >"$BUILD/policy.dict" && echo "$BUILD/policy.dict" ;;
     nccl) echo "$HERE/dict/nccl.dict" ;;
     http) echo "$HERE/dict/http.dict" ;;
+    verify) echo "$HERE/dict/verify.dict" ;;
   esac
 }
 
@@ -56,7 +61,7 @@ for t in "${TARGETS[@]}"; do
   bin="$BUILD/tests/fuzz/fuzz_$t"
   [ -x "$bin" ] || { echo "fuzz: unknown target '$t'" >&2; failed+=("$t"); continue; }
   work="$BUILD/corpus/$t" artifacts="$BUILD/artifacts/$t"
-  bound=(-max_total_time="$SECONDS_EACH")
+  bound=(-max_total_time="$(seconds_of "$t")")
   if [ -n "${FUZZ_RUNS:-}" ]; then
     work="$BUILD/corpus-ci/$t"
     rm -rf "$work"

@@ -88,5 +88,19 @@ TEST(ReadLine, BareWarnWithoutHeaderIsStillARecord) {
   EXPECT_EQ(l.records[0].message, "Bootstrap : no socket interface found");
 }
 
+TEST(ReadCriRecord, StreamAndPartialTag) {
+  const auto out = ReadCriRecord("2026-11-30T10:04:12.000118220Z stdout P abc");
+  EXPECT_EQ(out.prefix, 40u);
+  EXPECT_EQ(out.stream, 0);
+  EXPECT_TRUE(out.partial);
+  const auto err = ReadCriRecord("2026-11-30T10:04:12+01:00 stderr F x");
+  EXPECT_EQ(err.stream, 1);
+  EXPECT_FALSE(err.partial);
+  // kubectl --timestamps alone, a launcher tag, a stream without its tag: no CRI record.
+  EXPECT_EQ(ReadCriRecord("2026-11-30T10:04:12Z w-0:1:1 [0] NCCL INFO x").prefix, 0u);
+  EXPECT_EQ(ReadCriRecord("[1,0]<stdout>:w-0:1:1 [0] NCCL INFO x").prefix, 0u);
+  EXPECT_EQ(ReadCriRecord("2026-11-30T10:04:12Z stdout X y").prefix, 0u);
+}
+
 }  // namespace
 }  // namespace rw::verify

@@ -12,7 +12,9 @@
 namespace rw::verify {
 
 // A line longer than this is cut there (the rest up to its newline is skipped and counted in
-// Verdict::lines_cut): NCCL's own lines are far shorter (its debug buffer is 2 KiB).
+// Verdict::lines_cut): NCCL's own lines are far shorter (its debug buffer is 2 KiB). The same
+// bound holds for a line joined from the kubelet's partial CRI records (cri_join.h), so at most
+// two such lines (stdout, stderr) are held at a time.
 inline constexpr std::size_t kMaxLineBytes = 64 * 1024;
 // Processes (host:pid) followed one by one; beyond this the verdict still counts every line,
 // but further processes only feed the job-wide evidence (Verdict::processes_capped).
@@ -22,6 +24,7 @@ inline constexpr std::size_t kMaxProofsPerSignal = 3;
 inline constexpr std::size_t kMaxProofBytes = 400;
 
 struct Evidence;  // what has been read so far (src/verify/evidence.h)
+class CriJoin;    // the kubelet's split lines put back together (src/verify/cri_join.h)
 
 class Reader {
  public:
@@ -48,7 +51,10 @@ class Reader {
   // `cut`: the line may not be whole (cut at kMaxLineBytes, or the source ended before its
   // newline).
   void Line(std::string_view line, bool cut = false);
+  // A line to read, whole or joined from CRI parts, starting at line `line_no`.
+  void Read(std::string_view line, std::size_t line_no, bool cut);
   std::unique_ptr<Evidence> evidence_;
+  std::unique_ptr<CriJoin> join_;
   std::string pending_;   // a line not yet ended, at most kMaxLineBytes
   bool cutting_ = false;  // skipping the rest of an over-long line
 };

@@ -3,6 +3,7 @@
 // prefixes stripped, then every `NCCL INFO` / `NCCL WARN` record found anywhere in the line, so
 // that lines glued together by several processes writing one stream still give each record.
 // Pure: no I/O.
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,5 +36,16 @@ struct Line {
 // `[rankN]:` and `[defaultN]:`, Ray `(Name pid=N, ip=A) `, launcher tags `[trainer3]:`. The
 // views point into `raw`.
 Line ReadLine(std::string_view raw);
+
+// The kubelet's CRI log record at the front of a raw line: `<RFC 3339> <stdout|stderr> <P|F> `.
+// `prefix` is its length (0: not a CRI record); `stream` 0 is stdout, 1 stderr; `partial` is the
+// `P` tag: the kubelet split a longer line there, and the rest follows in later records of the
+// same stream, up to one tagged `F`.
+struct CriRecord {
+  std::size_t prefix = 0;
+  int stream = 0;
+  bool partial = false;
+};
+CriRecord ReadCriRecord(std::string_view raw);
 
 }  // namespace rw::verify

@@ -55,8 +55,10 @@ struct Proof {
   std::string text;
 };
 
-// GPUDirect RDMA: per direction as the channel lines show it.
-enum class Gdr { kUnknown, kOn, kOff, kPartial };
+// GPUDirect RDMA: per direction as the channel lines show it. kNotApplicable ("n/a"): a TCP
+// plugin (GPUDirect-TCPX/TCPXO, FastSocket) carried the data; GPUDirect RDMA is a verbs notion,
+// so "off" would point to a fix (peer memory) that does not apply there.
+enum class Gdr { kUnknown, kOn, kOff, kPartial, kNotApplicable };
 std::string_view ToString(Gdr g);
 
 // One NCCL process (host:pid), the unit a rank lives in.
@@ -100,6 +102,10 @@ struct Verdict {
   std::vector<ProcessFacts> processes;
   std::size_t lines = 0, nccl_records = 0, lines_cut = 0;
   bool processes_capped = false;
+  // Earlier runs of a restarted container set aside (docs/verify.md#restarts): only the last run
+  // is judged, from `last_run_from` ("file:line").
+  std::size_t previous_runs = 0;
+  std::string last_run_from;
 };
 
 // RDMA transports (verbs over IB or RoCE, EFA, gIB, multi-node NVLink), as opposed to Socket and
