@@ -28,8 +28,9 @@ std::string ClaimEvidence(const workload::Container& c, const std::string& res) 
   return {};
 }
 
-void Evidence(const TemplateFacts& f, const policy::Policy& policy, const std::string& pod_ns,
+void Evidence(const TemplateFacts& f, const policy::Policy& policy, const workload::Workload& w,
               std::vector<std::string>& out) {
+  const std::string& pod_ns = w.ns;
   auto add = [&](std::string e) {
     if (!e.empty() && std::find(out.begin(), out.end(), e) == out.end())
       out.push_back(std::move(e));
@@ -39,8 +40,18 @@ void Evidence(const TemplateFacts& f, const policy::Policy& policy, const std::s
   add(f.networks.platform);
   for (const auto& line : f.networks.dra.evidence) add(line);
   if (t.host_network) add("hostNetwork: true");
+  // Left out, a hostNetwork pod gets what its kind's controller sets (Volcano's webhook:
+  // ClusterFirstWithHostNet), else the API server's ClusterFirst: say which, as
+  // hostnetwork-dns decides.
+  const std::string kind_dns =
+      w.kind_row != nullptr ? w.kind_row->host_network_dns_policy : std::string();
+  const std::string left_out =
+      t.host_network && !kind_dns.empty()
+          ? kind_dns + " (what the " + (w.kind_row->group.empty() ? "" : w.kind_row->group + " ") +
+                w.kind_row->kind + " controller sets)"
+          : "ClusterFirst (default)";
   if (t.host_network || (t.dns_policy && *t.dns_policy != "ClusterFirst"))
-    add("dnsPolicy: " + t.dns_policy.value_or("ClusterFirst (default)"));
+    add("dnsPolicy: " + t.dns_policy.value_or(left_out));
   auto claims = [&](const workload::Container& c) {
     for (const auto& r : c.ResourceNames()) {
       if (policy.IsRdmaDeviceResource(r)) {
@@ -393,7 +404,7 @@ Diagnosis Diagnose(const Assessment& assessment) {
         if (!DisablesIb(*c)) f.rdma_containers.push_back(c);
     d.templates.push_back({f.t->pointer, f.path, f.rdma});
     d.rdma = d.rdma || f.rdma;
-    if (!f.gpu.empty()) Evidence(f, policy, w.ns, d.evidence);
+    if (!f.gpu.empty()) Evidence(f, policy, w, d.evidence);
   }
   for (const auto& l : ctx.launcher)
     if (l.assignment.name.rfind("NCCL_", 0) == 0)

@@ -319,6 +319,13 @@ kinds:
   const auto dns = Diagnose(object("TrainDns"), policy, "default");
   EXPECT_TRUE(dns.rdma);
   EXPECT_FALSE(fired(dns, "hostnetwork-dns"));  // its controller sets ClusterFirstWithHostNet
+  // The evidence says the dnsPolicy the pods get, as the rule decided it.
+  auto shows = [](const Diagnosis& d, const std::string& line) {
+    return std::find(d.evidence.begin(), d.evidence.end(), line) != d.evidence.end();
+  };
+  EXPECT_TRUE(shows(
+      dns, "dnsPolicy: ClusterFirstWithHostNet (what the example.com TrainDns controller sets)"));
+  EXPECT_TRUE(shows(train, "dnsPolicy: ClusterFirst (default)"));
   const auto copies = Diagnose(object("Copies"), policy, "default");
   EXPECT_FALSE(copies.rdma);  // independent copies: no multi-node sign
   EXPECT_TRUE(fired(copies, "hostnetwork-dns"));
