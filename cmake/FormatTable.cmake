@@ -7,15 +7,11 @@
 function(rw_format_table)
   set(src ${PROJECT_SOURCE_DIR}/src/cli)
   set(out ${PROJECT_BINARY_DIR}/generated/format_table.cc)
-  file(GLOB files CONFIGURE_DEPENDS ${src}/formats/*.cc)
+  rw_unit_names(names ${src}/formats cc "^[a-z][a-z0-9]*$"
+                "a format file is named by its -o value (lower-case letters and digits), which is also its C++ name")
   set(declarations "")
   set(rows "")
-  foreach(f ${files})
-    get_filename_component(name ${f} NAME_WE)
-    if(NOT name MATCHES "^[a-z][a-z0-9]*$")
-      message(FATAL_ERROR "src/cli/formats/${name}.cc: a format file is named by its -o value "
-                          "(lower-case letters and digits), which is also its C++ name")
-    endif()
+  foreach(name ${names})
     string(APPEND declarations "extern const Format ${name};\n")
     string(APPEND rows "      &${name},\n")
   endforeach()
@@ -26,8 +22,6 @@ function(rw_format_table)
                       "  static const std::vector<const Format*> kRows = {\n${rows}  };\n"
                       "  return kRows;\n}\n\n"
                       "}  // namespace rw::cli::formats\n")
-  # Written only when changed, so a configure run does not rebuild what did not change.
-  file(WRITE ${out}.new "${table}")
-  execute_process(COMMAND ${CMAKE_COMMAND} -E copy_if_different ${out}.new ${out})
+  rw_write_if_changed(${out} "${table}")
   target_sources(rw_cli PRIVATE ${out})
 endfunction()

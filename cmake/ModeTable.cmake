@@ -12,31 +12,13 @@
 #   mode_table/policy.cc  (into rw_policy)  Rows(): every Row, by position
 #   mode_table/rules.cc   (into rw_rules)   Units(): every Unit
 # so adding a mode is adding its two files: no table row, no enum value. The two folders must
-# name the same modes. No static initialiser has to survive the static libraries' linking (each
+# name the same modes (cmake/UnitFiles.cmake checks both). No static initialiser has to survive the static libraries' linking (each
 # list refers to every row). Adding or removing a file re-runs this (CONFIGURE_DEPENDS).
 function(rw_mode_table)
   set(out ${PROJECT_BINARY_DIR}/generated)
-  file(GLOB policy_files CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/policy/modes/*.cc)
-  file(GLOB rules_files CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/rules/modes/*.cc)
-  set(names "")
-  foreach(f ${policy_files})
-    get_filename_component(name ${f} NAME_WE)
-    if(NOT name MATCHES "^[a-z][a-z0-9]*(_[a-z0-9]+)*$")
-      message(FATAL_ERROR "src/policy/modes/${name}.cc: a mode file is named by its C++ name "
-                          "(lower-case words joined by '_')")
-    endif()
-    if(NOT EXISTS ${PROJECT_SOURCE_DIR}/src/rules/modes/${name}.cc)
-      message(FATAL_ERROR "src/policy/modes/${name}.cc has no planner src/rules/modes/${name}.cc")
-    endif()
-    list(APPEND names ${name})
-  endforeach()
-  foreach(f ${rules_files})
-    get_filename_component(name ${f} NAME_WE)
-    if(NOT EXISTS ${PROJECT_SOURCE_DIR}/src/policy/modes/${name}.cc)
-      message(FATAL_ERROR "src/rules/modes/${name}.cc has no policy row src/policy/modes/${name}.cc")
-    endif()
-  endforeach()
-  list(SORT names)
+  rw_unit_names(names ${PROJECT_SOURCE_DIR}/src/policy/modes cc "^[a-z][a-z0-9]*(_[a-z0-9]+)*$"
+                "a mode file is named by its C++ name (lower-case words joined by '_')"
+                ${PROJECT_SOURCE_DIR}/src/rules/modes cc "planner" "policy row")
 
   set(enumerators "")
   set(row_declarations "")
@@ -90,15 +72,10 @@ function(rw_mode_table)
                       "  static const std::array<const Unit*, ${count}> kUnits = {\n${units}  };\n"
                       "  return kUnits;\n}\n\n"
                       "}  // namespace rw::rules::modes\n")
-  # Written only when changed, so a configure run does not rebuild what did not change.
   set(enums_file ${out}/policy/rdma_webhook/policy/mode_enums.h)
-  foreach(pair "enums;${enums_file}" "policy;${out}/mode_table/policy.cc"
-               "rules;${out}/mode_table/rules.cc")
-    list(GET pair 0 what)
-    list(GET pair 1 file)
-    file(WRITE ${file}.new "${${what}}")
-    execute_process(COMMAND ${CMAKE_COMMAND} -E copy_if_different ${file}.new ${file})
-  endforeach()
+  rw_write_if_changed(${enums_file} "${enums}")
+  rw_write_if_changed(${out}/mode_table/policy.cc "${policy}")
+  rw_write_if_changed(${out}/mode_table/rules.cc "${rules}")
   target_include_directories(rw_policy PUBLIC ${out}/policy)
   target_sources(rw_policy PRIVATE ${out}/mode_table/policy.cc)
   target_sources(rw_rules PRIVATE ${out}/mode_table/rules.cc)

@@ -9,28 +9,9 @@
 function(rw_rule_catalog)
   set(src ${PROJECT_SOURCE_DIR}/src/rules)
   set(out ${PROJECT_BINARY_DIR}/generated/rule_catalog)
-  file(GLOB code_files CONFIGURE_DEPENDS ${src}/catalog/*.cc)
-  file(GLOB doc_files CONFIGURE_DEPENDS ${src}/docs/*.yaml)
-  set(ids "")
-  foreach(f ${code_files})
-    get_filename_component(id ${f} NAME_WE)
-    if(NOT id MATCHES "^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
-      message(FATAL_ERROR "src/rules/catalog/${id}.cc: a rule file is named by its rule id "
-                          "(lower-case words joined by '-')")
-    endif()
-    if(NOT EXISTS ${src}/docs/${id}.yaml)
-      message(FATAL_ERROR "src/rules/catalog/${id}.cc has no reference src/rules/docs/${id}.yaml")
-    endif()
-    list(APPEND ids ${id})
-  endforeach()
-  foreach(f ${doc_files})
-    get_filename_component(id ${f} NAME_WE)
-    if(NOT EXISTS ${src}/catalog/${id}.cc)
-      message(FATAL_ERROR "src/rules/docs/${id}.yaml documents no rule: src/rules/catalog/${id}.cc "
-                          "is missing")
-    endif()
-  endforeach()
-  list(SORT ids)
+  rw_unit_names(ids ${src}/catalog cc "^[a-z][a-z0-9]*(-[a-z0-9]+)*$"
+                "a rule file is named by its rule id (lower-case words joined by '-')"
+                ${src}/docs yaml "reference" "rule")
 
   set(declarations "")
   set(rows "")
@@ -66,12 +47,8 @@ function(rw_rule_catalog)
                        "const std::vector<std::string_view>& KnownRuleIds() {\n"
                        "  static const std::vector<std::string_view> kIds = {\n${known}  };\n  return kIds;\n}\n\n"
                        "}  // namespace rw::policy\n")
-  # Written only when changed, so a configure run does not rebuild what did not change.
-  foreach(name catalog policy)
-    file(WRITE ${out}/${name}.cc.new "${${name}}")
-    execute_process(COMMAND ${CMAKE_COMMAND} -E copy_if_different ${out}/${name}.cc.new
-                            ${out}/${name}.cc)
-  endforeach()
+  rw_write_if_changed(${out}/catalog.cc "${catalog}")
+  rw_write_if_changed(${out}/policy.cc "${policy}")
   target_sources(rw_rules PRIVATE ${out}/catalog.cc)
   target_sources(rw_policy PRIVATE ${out}/policy.cc)
 endfunction()
