@@ -196,7 +196,10 @@ class Translation {
     if (update_) return;
     const std::string at = "/spec/trainer/resourcesPerNode";
     const json& claims = Member(Member(before, "resources"), "claims");
-    if (!t_.facts.resources_per_node && claims.is_array() && !claims.empty()) {
+    // A resourcesPerNode of claims only is no replacement yet on v2.0 to v2.2; the limits the
+    // webhook would add make it one, so it counts as absent here.
+    const bool replaces = t_.facts.resources_per_node_replaces;
+    if (!replaces && claims.is_array() && !claims.empty()) {
       std::set<std::string> added;
       for (const char* part : {"limits", "requests"}) {
         const json& pa = Member(Member(after, "resources"), part);
@@ -213,12 +216,17 @@ class Translation {
                   "container's resources.claims (its DRA devices) once that is set");
       return;
     }
-    if (!t_.facts.resources_per_node) {
+    if (!replaces) {
       json start = json::object();
       for (const char* part : {"limits", "requests"})
         if (const json& p = Member(Member(before, "resources"), part); p.is_object())
           start[part] = p;
-      if (!start.empty()) patch_.Set(at, start);
+      // The user's own resourcesPerNode (its claims) stays; the copy goes in beside them.
+      if (!t_.facts.resources_per_node) {
+        if (!start.empty()) patch_.Set(at, start);
+      } else {
+        for (auto it = start.begin(); it != start.end(); ++it) patch_.Set(at + "/" + it.key(), *it);
+      }
     }
     for (const char* part : {"limits", "requests"}) {
       const json& pa = Member(Member(after, "resources"), part);
@@ -234,7 +242,7 @@ class Translation {
   // The runtime's RDMA resources that the user's resourcesPerNode would erase on v2.0 to v2.2,
   // written into it: the pods keep their device on every release.
   void CarryErasedRdmaResources() {
-    if (!t_.facts.resources_per_node || update_) return;
+    if (!t_.facts.resources_per_node_replaces || update_) return;
     for (const auto& r : t_.facts.replaced)
       if (policy_.IsRdmaDeviceResource(r.resource) && r.count > 0)
         patch_.Set("/spec/trainer/resourcesPerNode/limits/" + EscapePointerToken(r.resource),

@@ -19,8 +19,9 @@ std::string WhatItHolds(const TemplateDra& dra, const std::string& claim) {
   return "devices not known here";
 }
 
-// Trainer (v2.0 to v2.3) writes the `node` container's resources from limits and requests
-// alone once spec.trainer.resourcesPerNode is set: the container's resources.claims is lost, and
+// Trainer writes the `node` container's resources from limits and requests alone once
+// spec.trainer.resourcesPerNode holds limits or requests (v2.0 to v2.2) or is set at all
+// (v2.3.0, even with only claims in it): the container's resources.claims is lost, and
 // a container sees the devices a driver passes by CDI only for the claims it lists. The pod
 // keeps the claim, so a driver that injects into every container (dranet's NRI hook) still
 // reaches it: a warning, never a denial.
@@ -49,9 +50,13 @@ void TrainerClaimsDropped(const Context& ctx, const Rule& rule, Findings& out) {
               "the `node` container of " + facts->runtime.Describe() + " lists the DRA claim " +
                   listed +
                   " in resources.claims, and spec.trainer.resourcesPerNode makes Trainer write "
-                  "the container's resources from limits and requests alone: the container no "
-                  "longer names the claim, so devices its driver passes through CDI never reach "
-                  "it and " +
+                  "the container's resources from limits and requests alone" +
+                  (facts->resources_per_node_replaces
+                       ? std::string()
+                       : std::string(" (v2.3.0 does so even though resourcesPerNode holds no "
+                                     "limits or requests, and drops its own claims too)")) +
+                  ": the container no longer names the claim, so devices its driver passes "
+                  "through CDI never reach it and " +
                   lost +
                   " (a driver that injects into every container of the pod, as dranet's "
                   "NRI hook does, still reaches it)",

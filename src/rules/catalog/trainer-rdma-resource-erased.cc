@@ -17,7 +17,7 @@ std::string List(const std::vector<std::string>& items) {
 // runtime claimed there and the TrainJob does not repeat is gone from every pod.
 void TrainerRdmaResourceErased(const Context& ctx, const Rule& rule, Findings& out) {
   const auto* facts = ctx.w.trainjob;
-  if (facts == nullptr || !facts->resources_per_node) return;
+  if (facts == nullptr || !facts->resources_per_node_replaces) return;
   std::vector<std::string> erased, fixes;
   std::string where;
   for (const auto& r : facts->replaced) {

@@ -380,7 +380,8 @@ class Builder {
     }
     if (!out_.facts.num_proc_per_node && runtime_nproc_)
       out_.facts.num_proc_per_node = runtime_nproc_;
-    out_.facts.resources_per_node = rpn && HasAny(*rpn);
+    out_.facts.resources_per_node = rpn != nullptr;
+    out_.facts.resources_per_node_replaces = rpn && HasAny(*rpn);
     out_.facts.num_nodes = num_nodes.value_or(runtime_num_nodes_.value_or(1));
     if (num_nodes) out_.facts.num_nodes_pointer = tr + "/numNodes";
     if (env)
@@ -425,7 +426,7 @@ class Builder {
       if (out_.facts.node_container.empty()) out_.facts.node_container = cp;
       out_.facts.trainer_containers.push_back(cp);
       json& c = pod_spec["containers"][k];
-      if (rpn && HasAny(*rpn)) Resources(c, *rpn, cp);
+      if (rpn) Resources(c, *rpn, cp);
       if (trainer && trainer_job) {
         for (const char* f : {"image", "command", "args"})
           if (const json* v = tj_.Get(*trainer, f)) {
@@ -506,7 +507,11 @@ class Builder {
     }
   }
 
+  // A claims-only resourcesPerNode changes nothing on v2.0 to v2.2 (kReplace); v2.3.0 (kMerge)
+  // still rewrites the container's resources from limits and requests, so its claims go.
   void Resources(json& c, const json& rpn, const std::string& cp) {
+    const bool replaces = HasAny(rpn);
+    if (!replaces && rule_ == ResourcesPerNode::kReplace) return;
     const json base = c.value("resources", json::object());
     const std::string at = "/spec/trainer/resourcesPerNode";
     auto named = [&](const char* part, const std::string& r) {
@@ -519,7 +524,7 @@ class Builder {
     const bool first = cp == out_.facts.node_container;
     for (const char* part : {"limits", "requests"}) {
       auto it = base.find(part);
-      if (!first || it == base.end() || !it->is_object()) continue;
+      if (!first || !replaces || it == base.end() || !it->is_object()) continue;
       for (auto r = it->begin(); r != it->end(); ++r) {
         if (named("limits", r.key()) || named("requests", r.key()) || !seen.insert(r.key()).second)
           continue;

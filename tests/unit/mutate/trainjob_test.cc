@@ -278,6 +278,27 @@ TEST(MutateTrainJob, TheResourcesPerNodeClaimsOfTheTrainJobSurvive) {
   EXPECT_EQ(rpn["claims"], Yaml("[{name: nics}]")) << rpn.dump();
 }
 
+// A resourcesPerNode of claims only replaces nothing on v2.0 to v2.2 until the webhook adds a
+// limit to it: the new limits start as a copy of the runtime's, beside the user's claims, which
+// are never overwritten.
+TEST(MutateTrainJob, AClaimsOnlyResourcesPerNodeKeepsItsClaimsAndTheRuntimesLimits) {
+  json job = Yaml(Job("sriov"));
+  job["spec"]["trainer"]["resourcesPerNode"] = Yaml("{claims: [{name: nics}]}");
+  const json runtime = Yaml(Runtime(R"(                      resources:
+                        limits: {cpu: "8", nvidia.com/gpu: 8}
+)"));
+  const Mutation m = MutateJob(job, runtime);
+  const json& rpn = m.result["spec"]["trainer"]["resourcesPerNode"];
+  EXPECT_EQ(rpn["claims"], Yaml("[{name: nics}]")) << rpn.dump();
+  EXPECT_EQ(rpn["limits"]["rdma/vf"], "1") << rpn.dump();
+  const json& before =
+      runtime.at(json::json_pointer("/spec/template/spec/replicatedJobs/0/template/spec/template/"
+                                    "spec/containers/0/resources/limits"));
+  ASSERT_EQ(before.size(), 2u);
+  for (auto it = before.begin(); it != before.end(); ++it)
+    EXPECT_EQ(rpn["limits"][it.key()], *it) << it.key() << " " << rpn.dump();
+}
+
 TEST(MutateTrainJob, OffNamespaceIsLeftAlone) {
   const json job = Yaml(Job("default"));
   const Mutation m = MutateJob(job, Yaml(Runtime()));

@@ -85,6 +85,39 @@ TEST(TrainerRules, RepeatingTheRdmaResourceOrSettingNoResourcesIsFine) {
   EXPECT_EQ(Find(Judge(Job("default", "{numNodes: 2}")), "trainer-rdma-resource-erased"), nullptr);
 }
 
+// v2.3.0 drops the `node` container's claims even for a resourcesPerNode that holds claims
+// only; v2.0 to v2.2 erase nothing then, so the erased-resource error stays silent.
+TEST(TrainerRules, AClaimsOnlyResourcesPerNodeWarnsOfTheDroppedClaims) {
+  const std::string runtime = fixtures::ClusterTrainingRuntime(
+      "torch", "{numNodes: 2, torch: {}}",
+      {fixtures::ReplicatedJob("node", fixtures::AncestorStep("trainer"), R"(spec:
+  resourceClaims: [{name: nic, resourceClaimTemplateName: nics}]
+  containers:
+    - name: node
+      image: torch:1
+      resources:
+        limits: {nvidia.com/gpu: 8, rdma/hca_shared_devices_a: 1}
+        claims: [{name: nic}]
+)")});
+  const auto d = Judge(Job("default", "{resourcesPerNode: {claims: [{name: scratch}]}}"), runtime);
+  const Finding* f = Find(d, "trainer-claims-dropped");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, Severity::kWarning);
+  EXPECT_EQ(f->pointer, "/spec/trainer/resourcesPerNode");
+  EXPECT_NE(f->message.find("v2.3.0 does so even though resourcesPerNode holds no limits"),
+            std::string::npos)
+      << f->message;
+  EXPECT_EQ(Find(d, "trainer-rdma-resource-erased"), nullptr);
+  // with limits the qualifier goes: every release drops the claims then
+  const auto d2 = Judge(Job("default",
+                            "{resourcesPerNode: {limits: {nvidia.com/gpu: 8, "
+                            "rdma/hca_shared_devices_a: 1}}}"),
+                        runtime);
+  const Finding* f2 = Find(d2, "trainer-claims-dropped");
+  ASSERT_NE(f2, nullptr);
+  EXPECT_EQ(f2->message.find("v2.3.0 does so"), std::string::npos) << f2->message;
+}
+
 TEST(TrainerRules, ProcessesOtherThanGpusPerNodeWarn) {
   const auto d = Judge(Job("default",
                            "{numProcPerNode: 4, resourcesPerNode: {limits: "

@@ -110,6 +110,32 @@ TEST(TrainJobTemplates, ResourcesPerNodeMergesFromV23ButDropsClaims) {
   EXPECT_EQ(t.facts.dropped_claims, std::vector<std::string>{"nic"});
 }
 
+// A resourcesPerNode of claims only: v2.0 to v2.2 leave the container alone (builder.go applies
+// it only with limits or requests); v2.3.0 still rewrites the resources from the merged limits
+// and requests, so the runtime's claims (and the TrainJob's) are gone.
+TEST(TrainJobTemplates, AClaimsOnlyResourcesPerNodeDropsClaimsOnlyFromV23) {
+  const std::string job = R"(
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: j}
+spec:
+  runtimeRef: {name: torch-rdma}
+  trainer:
+    resourcesPerNode: {claims: [{name: gpus}]})";
+  const auto v22 = Build(job, kRuntime, ResourcesPerNode::kReplace);
+  EXPECT_EQ(At(v22, kNodeContainer)["resources"],
+            Yaml("{limits: {rdma/hca_shared_devices_a: 1, cpu: '4'}, claims: [{name: nic}]}"));
+  EXPECT_TRUE(v22.facts.resources_per_node);
+  EXPECT_FALSE(v22.facts.resources_per_node_replaces);
+  EXPECT_TRUE(v22.facts.replaced.empty());  // nothing is erased on v2.0 to v2.2
+
+  const auto v23 = Build(job, kRuntime, ResourcesPerNode::kMerge);
+  EXPECT_EQ(At(v23, kNodeContainer)["resources"],
+            Yaml("{limits: {rdma/hca_shared_devices_a: 1, cpu: '4'}}"));
+  EXPECT_EQ(v23.facts.dropped_claims, std::vector<std::string>{"nic"});
+  EXPECT_TRUE(v23.facts.replaced.empty());
+}
+
 TEST(TrainJobTemplates, NoResourcesPerNodeKeepsTheRuntimes) {
   const auto t = Build(R"(
 apiVersion: trainer.kubeflow.org/v1alpha1
@@ -123,6 +149,7 @@ spec: {runtimeRef: {name: torch-rdma}})",
   EXPECT_EQ(At(t, "/spec/replicatedJobs/1/template/spec/parallelism"), 2);
   EXPECT_FALSE(t.facts.num_proc_per_node);  // auto
   EXPECT_FALSE(t.facts.resources_per_node);
+  EXPECT_FALSE(t.facts.resources_per_node_replaces);
 }
 
 const std::string kPatched = R"(

@@ -84,9 +84,14 @@ struct TrainJobFacts {
   std::string num_nodes_pointer;               // /spec/trainer/numNodes, or "" when the runtime's
   std::optional<long long> num_proc_per_node;  // an integer from the TrainJob or the runtime
   std::string num_proc_per_node_pointer;       // where it is written (TrainJob), "" for runtime
-  bool resources_per_node = false;  // spec.trainer.resourcesPerNode has limits or requests
+  // spec.trainer.resourcesPerNode is set at all: v2.3.0 then writes the `node` container's
+  // resources from limits and requests alone, dropping its resources.claims.
+  bool resources_per_node = false;
+  // resourcesPerNode holds limits or requests: only then do v2.0 to v2.2 replace the container's
+  // resources with it (builder.go tests Limits != nil || Requests != nil).
+  bool resources_per_node_replaces = false;
   // What v2.0 to v2.2 erase (whatever `rule` the templates were built with); only when
-  // resources_per_node.
+  // resources_per_node_replaces.
   std::vector<ReplacedResource> replaced;
   std::vector<std::string> dropped_claims;  // node container resources.claims names dropped
 };
