@@ -276,6 +276,8 @@ Policy ParsePolicyOver(const json& document, const Policy& base) {
   policy.shared_resources = base.shared_resources;
   policy.rdma_networks = base.rdma_networks;
   policy.dra = base.dra;
+  policy.network_resources_injector = base.network_resources_injector;
+  policy.network_resources_injector_stated = base.network_resources_injector_stated;
   Fields f(document, "");
   const std::string api = f.String("apiVersion", "rdma-webhook/v1");
   if (api != "rdma-webhook/v1") Fail("apiVersion", "must be rdma-webhook/v1, got '" + api + "'");
@@ -289,6 +291,7 @@ Policy ParsePolicyOver(const json& document, const Policy& base) {
     rf.Done();
   }
   policy.rdma_networks = f.Strings("rdmaNetworks", policy.rdma_networks);
+  if (f.Get("networkResourcesInjector") != nullptr) policy.network_resources_injector_stated = true;
   policy.network_resources_injector =
       f.Bool("networkResourcesInjector", policy.network_resources_injector);
   if (const json* dra = f.Get("dra")) ReadDra(*dra, policy);

@@ -349,6 +349,27 @@ def test_injector_claims_the_vfs(tmp_path):
     assert "network-without-vf" in errors(res), r
 
 
+def test_an_unstated_injector_is_named_in_a_templates_fix(tmp_path):
+    # The default says no injector runs (CONTRACT section 2), so a template lacking its VF is
+    # an error; a policy that never wrote the field may not know the cluster runs one
+    # (OpenShift's SR-IOV operator deploys it by default), so the fix names the field. A
+    # policy that wrote `false` knows, and a bare Pod has been through any injector already.
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"},
+           "spec": {"template": {"metadata": {"annotations": {NET_KEY: "sriov-rdma-net@eth1"}},
+                                 "spec": spec([gpu()])}}}
+
+    def finding(doc, policy=None, ns="default"):
+        r, [res] = result(tmp_path, doc, policy, ns=ns)
+        assert "network-without-vf" in errors(res), r
+        return next(f for f in res["findings"] if f["rule"] == "network-without-vf")
+
+    assert "networkResourcesInjector: true" in finding(job)["fix"]
+    stated = MODES.replace("defaults:", "networkResourcesInjector: false\ndefaults:")
+    assert "networkResourcesInjector" not in finding(job, stated, "sriov")["fix"]
+    bare = pod([gpu()], annotations={NET_KEY: "sriov-rdma-net@eth1"})
+    assert "networkResourcesInjector" not in finding(bare)["fix"]
+
+
 def test_hostnetwork_mode_never_writes_what_it_then_denies(tmp_path):
     # A macvlan attachment leaves the template on path none: the mode manages it, and Multus
     # would not act on it once on the host network.

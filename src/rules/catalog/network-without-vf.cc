@@ -47,6 +47,14 @@ void NetworkWithoutVf(const Context& ctx, const Rule& rule, Findings& out) {
     const std::string unsure =
         dra.empty() ? std::string()
                     : " (but " + dra + ": a DRA driver may allocate the VF the CNI moves in)";
+    // The policy's default says no injector runs (CONTRACT section 2), so the count stands; a
+    // policy that never wrote the field may just not know the cluster runs one (OpenShift's
+    // SR-IOV operator does by default): the fix names the other way out.
+    const std::string or_injector =
+        !ctx.policy.network_resources_injector_stated && !f.t->pointer.empty()
+            ? "; or, if the cluster runs the network-resources-injector (OpenShift's SR-IOV "
+              "operator deploys it by default), write networkResourcesInjector: true in the policy"
+            : "";
     // Networks their NAD decided: each needs a VF of its own resource.
     long long nad_vfs = 0;  // VFs of the policy's claimed for NAD networks (not for the rest)
     for (const auto& [resource, needed] : NadNeeds(f)) {
@@ -62,7 +70,8 @@ void NetworkWithoutVf(const Context& ctx, const Rule& rule, Findings& out) {
                         "creation fails" +
                         unsure + ".",
                     "claim " + std::to_string(needed) + " " + resource +
-                        " in the GPU container's resources.limits (one per attachment)");
+                        " in the GPU container's resources.limits (one per attachment)" +
+                        or_injector);
     }
     // The RDMA networks the policy names, against the VFs not already counted for a NAD
     // network. A NAD network whose CNI needs no VF of a resource (macvlan with the rdma
@@ -79,14 +88,14 @@ void NetworkWithoutVf(const Context& ctx, const Rule& rule, Findings& out) {
         unknown.empty() ? unsure
                         : " (but the pod claims " + unknown +
                               ", which the policy does not know: it may be the VF)" + unsure;
-    rule.ReportAs(
-        unknown.empty() ? severity : Severity::kWarning, out, f.networks.pointer,
-        "the annotation attaches " + std::to_string(others) +
-            " RDMA network(s) but the pod claims " + std::to_string(vfs) +
-            " VF(s): the SR-IOV CNI has no allocated VF to move in and pod sandbox "
-            "creation fails" +
-            unsure_here + ".",
-        "claim one " + res + " per RDMA attachment in the GPU container's resources.limits");
+    rule.ReportAs(unknown.empty() ? severity : Severity::kWarning, out, f.networks.pointer,
+                  "the annotation attaches " + std::to_string(others) +
+                      " RDMA network(s) but the pod claims " + std::to_string(vfs) +
+                      " VF(s): the SR-IOV CNI has no allocated VF to move in and pod sandbox "
+                      "creation fails" +
+                      unsure_here + ".",
+                  "claim one " + res +
+                      " per RDMA attachment in the GPU container's resources.limits" + or_injector);
   }
 }
 

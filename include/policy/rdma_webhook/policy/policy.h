@@ -161,6 +161,10 @@ struct Policy {
   } dra;
   // The cluster runs the network-resources-injector, which adds VF claims from annotations.
   bool network_resources_injector = false;
+  // The policy wrote networkResourcesInjector (true or false). When it did not, the default
+  // (false) may not be what the cluster does (OpenShift's SR-IOV operator deploys the injector
+  // by default), so network-without-vf's fix on a template names the field.
+  bool network_resources_injector_stated = false;
   std::vector<WorkloadKind> kinds;  // the built-in table followed by the policy's `kinds`
   NamespacePolicy defaults{};
   std::vector<NamespacePolicy> namespaces;
