@@ -183,6 +183,7 @@ class Builder {
       if (js2) rt_.Object(*js2, "template", at + "/template/spec");
     }
     if (const json* ml = rt_.Object(*spec, "mlPolicy", "/spec")) {
+      ml_policy_ = true;
       runtime_num_nodes_ = rt_.Integer(*ml, "numNodes", "/spec/mlPolicy");
       for (const char* framework : {"torch", "mpi"})
         if (const json* f = rt_.Object(*ml, framework, "/spec/mlPolicy"))
@@ -508,10 +509,13 @@ class Builder {
   }
 
   // A claims-only resourcesPerNode changes nothing on v2.0 to v2.2 (kReplace); v2.3.0 (kMerge)
-  // still rewrites the container's resources from limits and requests, so its claims go.
+  // still rewrites the container's resources from limits and requests, so its claims go. But
+  // v2.3.0 applies resourcesPerNode only under a runtime with an mlPolicy
+  // (core/trainingruntime.go tests mlPolicy != nil); v2.0 to v2.2 do not ask.
   void Resources(json& c, const json& rpn, const std::string& cp) {
     const bool replaces = HasAny(rpn);
-    if (!replaces && rule_ == ResourcesPerNode::kReplace) return;
+    const bool v23_applies = ml_policy_;
+    if (!replaces && (rule_ == ResourcesPerNode::kReplace || !v23_applies)) return;
     const json base = c.value("resources", json::object());
     const std::string at = "/spec/trainer/resourcesPerNode";
     auto named = [&](const char* part, const std::string& r) {
@@ -539,6 +543,8 @@ class Builder {
       for (const auto& claim : *cl)
         if (claim.is_object() && claim.contains("name") && claim["name"].is_string())
           out_.facts.dropped_claims.push_back(claim["name"].get<std::string>());
+    // Past the facts (what v2.0 to v2.2 erase and drop), v2.3.0 leaves such a container alone.
+    if (rule_ == ResourcesPerNode::kMerge && !v23_applies) return;
     json merged = json::object();
     if (rule_ == ResourcesPerNode::kMerge) {
       for (const char* part : {"limits", "requests"})
@@ -575,6 +581,7 @@ class Builder {
   Fields rt_{in_runtime_};
   std::optional<long long> runtime_num_nodes_;
   std::optional<long long> runtime_nproc_;
+  bool ml_policy_ = false;         // the runtime has an mlPolicy at all
   bool mpi_ = false;               // the runtime's ML policy is MPI
   bool launcher_as_node_ = false;  // mlPolicy.mpi.runLauncherAsNode
   TrainJobTemplates out_;

@@ -136,6 +136,38 @@ spec:
   EXPECT_TRUE(v23.facts.replaced.empty());
 }
 
+// mlPolicy is optional, and v2.3.0 applies resourcesPerNode only under one
+// (core/trainingruntime.go); v2.0 to v2.2 apply it all the same. A runtime without it keeps its
+// container as written on v2.3.0, and a claims-only resourcesPerNode then drops nothing at all.
+TEST(TrainJobTemplates, WithoutAnMlPolicyV23LeavesTheContainerAlone) {
+  const std::string runtime = fixtures::ClusterTrainingRuntime(
+      "torch-rdma", "null",
+      {fixtures::ReplicatedJob("node", fixtures::AncestorStep("trainer"), R"(spec:
+  containers:
+    - name: node
+      image: torch:1
+      resources:
+        limits: {rdma/hca_shared_devices_a: 1}
+        claims: [{name: nic}]
+)")});
+  const char* container = "/spec/replicatedJobs/0/template/spec/template/spec/containers/0";
+  const auto v23 = Build(kTrainJob, runtime, ResourcesPerNode::kMerge);
+  EXPECT_EQ(At(v23, container)["resources"],
+            Yaml("{limits: {rdma/hca_shared_devices_a: 1}, claims: [{name: nic}]}"));
+  // what v2.0 to v2.2 still erase and drop, for the rules
+  ASSERT_EQ(v23.facts.replaced.size(), 1u);
+  EXPECT_EQ(v23.facts.dropped_claims, std::vector<std::string>{"nic"});
+  const auto v22 = Build(kTrainJob, runtime, ResourcesPerNode::kReplace);
+  EXPECT_EQ(At(v22, container)["resources"], Yaml("{limits: {nvidia.com/gpu: 8}}"));
+
+  std::string claims_only = kTrainJob;
+  claims_only.replace(claims_only.find("limits: {nvidia.com/gpu: 8}"),
+                      std::string("limits: {nvidia.com/gpu: 8}").size(), "claims: [{name: x}]");
+  const auto none = Build(claims_only, runtime, ResourcesPerNode::kMerge);
+  EXPECT_TRUE(none.facts.dropped_claims.empty());
+  EXPECT_EQ(At(none, container)["resources"]["claims"], Yaml("[{name: nic}]"));
+}
+
 TEST(TrainJobTemplates, NoResourcesPerNodeKeepsTheRuntimes) {
   const auto t = Build(R"(
 apiVersion: trainer.kubeflow.org/v1alpha1
