@@ -150,6 +150,11 @@ PlatformNics ReadPlatformNics(const PodTemplate& t) {
                " (networking.gke.io/interfaces): platform-attached NICs";
     return out;
   }
+  // The gIB plugin alone says which NCCL transport runs, not who brings the NICs: a pod on the
+  // host network has no network namespace of its own for the platform to attach NICs to, and
+  // the plugin then drives the host's RDMA NICs (GKE's A3 Ultra recipes run either way). Such a
+  // template is on the hostNetwork path, judged as the hostNetwork path is.
+  if (t.host_network) return out;
   for (const auto& c : t.containers) {
     const auto* net = c.FindEnv("NCCL_NET");
     if (net != nullptr && net->value && EqualsIgnoreCase(*net->value, "gIB")) {

@@ -14,7 +14,7 @@ namespace rw::rules {
 std::string PluginSign(const workload::PodTemplate& t);
 
 // RDMA NICs attached by the platform without Multus (GKE multi-networking with `rdma*`
-// networks, NCCL_NET=gIB, the gIB plugin image).
+// networks; off the host network also NCCL_NET=gIB or the gIB plugin image).
 struct PlatformNics {
   std::string sign;                     // evidence line, "" when the platform attaches none
   std::vector<std::string> interfaces;  // interfaceName of every networking.gke.io entry

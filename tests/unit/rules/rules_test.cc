@@ -331,6 +331,26 @@ kinds:
   EXPECT_TRUE(fired(copies, "hostnetwork-dns"));
 }
 
+// The gIB plugin names NCCL's transport, not who brings the NICs: on the host network the pod
+// has no namespace of its own for GKE to attach NICs to, and the plugin drives the host's.
+TEST(Paths, TheGibPluginOnTheHostNetworkIsTheHostNetworkPath) {
+  const std::string installer =
+      "  initContainers: [{name: gib, image: us-docker.example/gib/nccl-plugin-gib:v1}]\n";
+  const struct {
+    std::string spec, container;
+  } signs[] = {{installer, ""}, {"", Env("NCCL_NET", "gIB")}};
+  for (const auto& sign : signs) {
+    const auto host =
+        Diagnose(Yaml(Pod("default", kHost + sign.spec, kGpu + kIpc + sign.container)),
+                 TestPolicy(), "default");
+    EXPECT_EQ(host.path, policy::Path::kHostNetwork) << sign.spec << sign.container;
+    EXPECT_TRUE(host.rdma);
+    const auto off = Diagnose(Yaml(Pod("default", sign.spec, kGpu + kIpc + sign.container)),
+                              TestPolicy(), "default");
+    EXPECT_EQ(off.path, policy::Path::kSriov) << sign.spec << sign.container;
+  }
+}
+
 TEST(Paths, FirstSignalDecides) {
   struct Case {
     std::string manifest;
