@@ -17,6 +17,18 @@ WorkloadKind Kubeflow(const char* kind, const std::string& specs) {
           .gang = {"/spec/runPolicy/schedulingPolicy/minAvailable", at}};
 }
 
+// mpi-operator's v2beta1 MPIJob: its controller gives every hostNetwork launcher and worker pod
+// dnsPolicy ClusterFirstWithHostNet, whatever the template says (pkg/controller/
+// mpi_job_controller.go, since v0.4.0), so that worker hostnames resolve. training-operator's
+// kubeflow.org/v1 MPIJob sets no dnsPolicy and keeps the row for every version.
+WorkloadKind MpiOperatorV2() {
+  WorkloadKind k = Kubeflow("MPIJob", "mpiReplicaSpecs");
+  k.version = "v2beta1";
+  k.host_network_dns_policy = "ClusterFirstWithHostNet";
+  k.host_network_dns_forced = true;
+  return k;
+}
+
 // A Trainer runtime holds a JobSet template.
 WorkloadKind TrainerRuntime(const char* kind) {
   const std::string jobs = "/spec/template/spec/replicatedJobs/*";
@@ -79,6 +91,7 @@ const std::vector<WorkloadKind>& BuiltinKinds() {
       Kubeflow("TFJob", "tfReplicaSpecs"),
       Kubeflow("PaddleJob", "paddleReplicaSpecs"),
       Kubeflow("XGBoostJob", "xgbReplicaSpecs"),
+      MpiOperatorV2(),
       Kubeflow("MPIJob", "mpiReplicaSpecs"),
       // Volcano's webhook gives hostNetwork pods ClusterFirstWithHostNet.
       {.group = "batch.volcano.sh",
@@ -147,8 +160,11 @@ const WorkloadKind* Policy::FindKind(std::string_view api_version, std::string_v
   const std::size_t slash = api_version.find('/');
   const std::string_view group =
       slash == std::string_view::npos ? std::string_view{} : api_version.substr(0, slash);
+  const std::string_view version =
+      slash == std::string_view::npos ? api_version : api_version.substr(slash + 1);
   for (const auto& row : kinds)
-    if (row.kind == kind && row.group == group) return &row;
+    if (row.kind == kind && row.group == group && (row.version.empty() || row.version == version))
+      return &row;
   return nullptr;
 }
 

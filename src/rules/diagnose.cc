@@ -50,8 +50,9 @@ void Evidence(const TemplateFacts& f, const policy::Policy& policy, const worklo
           ? kind_dns + " (what the " + (w.kind_row->group.empty() ? "" : w.kind_row->group + " ") +
                 w.kind_row->kind + " controller sets)"
           : "ClusterFirst (default)";
+  const bool forced = t.host_network && !kind_dns.empty() && w.kind_row->host_network_dns_forced;
   if (t.host_network || (t.dns_policy && *t.dns_policy != "ClusterFirst"))
-    add("dnsPolicy: " + t.dns_policy.value_or(left_out));
+    add("dnsPolicy: " + (forced ? left_out : t.dns_policy.value_or(left_out)));
   auto claims = [&](const workload::Container& c) {
     for (const auto& r : c.ResourceNames()) {
       if (policy.IsRdmaDeviceResource(r)) {

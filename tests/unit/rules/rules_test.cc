@@ -331,6 +331,42 @@ kinds:
   EXPECT_TRUE(fired(copies, "hostnetwork-dns"));
 }
 
+// mpi-operator's v2beta1 controller gives every hostNetwork pod ClusterFirstWithHostNet, over
+// what the template says (mpi_job_controller.go); training-operator's v1 MPIJob sets nothing.
+TEST(KindRows, MpiOperatorV2SetsTheDnsPolicyOfItsHostNetworkPods) {
+  auto mpijob = [](const std::string& version, const std::string& dns) {
+    return Yaml("apiVersion: kubeflow.org/" + version +
+                "\nkind: MPIJob\nmetadata: {name: m, namespace: default}\n"
+                "spec:\n  mpiReplicaSpecs:\n    Worker:\n      replicas: 2\n      template:\n"
+                "        spec:\n          hostNetwork: true\n" +
+                dns +
+                "          containers: [{name: w, resources: {limits: {nvidia.com/gpu: 8}}}]\n");
+  };
+  auto fired = [](const Diagnosis& d) {
+    return std::any_of(d.findings.begin(), d.findings.end(),
+                       [](const Finding& f) { return f.rule == "hostnetwork-dns"; });
+  };
+  const std::string explicit_default = "          dnsPolicy: Default\n";
+  for (const auto* dns : {"", explicit_default.c_str()}) {
+    const auto v2 = Diagnose(mpijob("v2beta1", dns), TestPolicy(), "default");
+    EXPECT_TRUE(v2.rdma) << dns;  // multi-node on the host network
+    EXPECT_FALSE(fired(v2)) << dns;
+    EXPECT_NE(std::find(v2.evidence.begin(), v2.evidence.end(),
+                        "dnsPolicy: ClusterFirstWithHostNet (what the kubeflow.org MPIJob "
+                        "controller sets)"),
+              v2.evidence.end())
+        << dns;
+    EXPECT_TRUE(fired(Diagnose(mpijob("v1", dns), TestPolicy(), "default"))) << dns;
+  }
+  // Both versions are still one kind to the table's other readers.
+  const auto* v1 = TestPolicy().FindKind("kubeflow.org/v1", "MPIJob");
+  const auto* v2 = TestPolicy().FindKind("kubeflow.org/v2beta1", "MPIJob");
+  ASSERT_NE(v1, nullptr);
+  ASSERT_NE(v2, nullptr);
+  EXPECT_NE(v1, v2);
+  EXPECT_EQ(v1->gang.min_available, v2->gang.min_available);
+}
+
 // The gIB plugin names NCCL's transport, not who brings the NICs: on the host network the pod
 // has no namespace of its own for GKE to attach NICs to, and the plugin drives the host's.
 TEST(Paths, TheGibPluginOnTheHostNetworkIsTheHostNetworkPath) {

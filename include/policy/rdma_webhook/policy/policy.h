@@ -113,6 +113,9 @@ struct GangFields {
 struct WorkloadKind {
   std::string group;  // "" for the core group
   std::string kind;
+  // The one API version the row is for ("" for every version): two controllers may serve one
+  // group and kind (training-operator's kubeflow.org/v1 MPIJob, mpi-operator's v2beta1).
+  std::string version{};
   std::vector<std::string> templates;  // "" means the object itself is the pod
   // Whether one object's GPU pods can make one job across nodes (the training kinds). A Pod and
   // the apps kinds run independent replicas, so their pods never add up to a multi-node job.
@@ -120,6 +123,9 @@ struct WorkloadKind {
   // The dnsPolicy the kind's controller gives a hostNetwork pod that leaves it out; "" when
   // nothing does (the API server's ClusterFirst). Volcano's webhook sets ClusterFirstWithHostNet.
   std::string host_network_dns_policy{};
+  // The controller sets host_network_dns_policy on every hostNetwork pod, over whatever the
+  // template says (mpi-operator's v2beta1 MPIJob), not only where it is left out.
+  bool host_network_dns_forced = false;
   // What multiplies a template's pods (replicas, Job parallelism, group sizes); a policy
   // `kinds:` entry that lists none gets DefaultReplicaCounts(templates).
   std::vector<ReplicaCount> replicas{};
