@@ -62,21 +62,26 @@ ValueCheck CheckGidIndex(std::string_view value) {
 
 ValueCheck CheckGdrLevel(std::string_view value) {
   ValueCheck check;
-  static constexpr std::string_view kLevels[] = {"LOC", "PIX", "PXB", "PHB", "SYS"};
-  for (std::string_view level : kLevels) {
+  // ncclGetLevel (src/graph/paths.cc) compares the value with every path type name up to SYS
+  // (topoPathTypeStr in src/graph/topo.cc: C2C from 2.20, P2C later; an older release ignores
+  // a name it lacks, so every name any release takes is valid here), then reads anything that
+  // starts with a digit with strtol(str, NULL, 0) as an old-style level, clamped to the last.
+  for (std::string_view level : kGdrLevelNames) {
     if (value == level) {
       check.valid = true;
       return check;
     }
   }
-  if (IsDecimalInteger(value, false)) {
+  if (!value.empty() && value.front() >= '0' && value.front() <= '9') {
     check.valid = true;
-    check.number = std::stoll(std::string(value));
+    if (IsDecimalInteger(value, false) && value.size() < 19)
+      check.number = std::stoll(std::string(value));
     return check;
   }
   check.problem = "NCCL_NET_GDR_LEVEL=" + Quote(value) +
-                  " is not one of LOC, PIX, PXB, PHB, SYS (case-sensitive) or a non-negative "
-                  "integer; NCCL silently ignores it and keeps its default GPUDirect level";
+                  " is not a path type NCCL names (LOC, NVL, NVB, C2C, PIX, PXB, P2C, PXN, PHB, "
+                  "SYS: upper case) nor a number; NCCL silently ignores it and keeps its default "
+                  "GPUDirect level";
   return check;
 }
 

@@ -7,6 +7,7 @@
 #include "modes/mode.h"
 #include "parse_over.h"
 #include "rdma_webhook/codec/yaml.h"
+#include "rdma_webhook/nccl/grammar.h"
 #include "rdma_webhook/policy/policy.h"
 
 namespace rw::policy {
@@ -61,11 +62,15 @@ void ReadNccl(const json& v, const std::string& path, NamespacePolicy& ns) {
   ns.nccl.debug_for_verify = f.Bool("debugForVerify", ns.nccl.debug_for_verify);
   ns.nccl.gdr_level = f.String("gdrLevel", ns.nccl.gdr_level);
   if (!ns.nccl.gdr_level.empty()) {
-    static const std::set<std::string> kLevels{"LOC", "PIX", "PXB", "PHB", "SYS"};
+    // What the webhook writes must pass invalid-nccl-value; only a plain number, not the
+    // strtol prefixes NCCL also takes.
     const bool numeric = std::all_of(ns.nccl.gdr_level.begin(), ns.nccl.gdr_level.end(),
                                      [](char c) { return c >= '0' && c <= '9'; });
-    if (!kLevels.count(ns.nccl.gdr_level) && !numeric)
-      Fail(f.Path("gdrLevel"), "must be LOC, PIX, PXB, PHB, SYS or an integer >= 0");
+    const bool named = std::find(std::begin(nccl::kGdrLevelNames), std::end(nccl::kGdrLevelNames),
+                                 ns.nccl.gdr_level) != std::end(nccl::kGdrLevelNames);
+    if (!named && !numeric)
+      Fail(f.Path("gdrLevel"),
+           "must be LOC, NVL, NVB, C2C, PIX, PXB, P2C, PXN, PHB, SYS or an integer >= 0");
   }
   if (const json* extra = f.Get("extraEnv")) {
     if (!extra->is_object()) Fail(f.Path("extraEnv"), "must be a mapping of NAME: value");

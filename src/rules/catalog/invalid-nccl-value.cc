@@ -17,7 +17,8 @@ void InvalidNcclValue(const Context& ctx, const Rule& rule, Findings& out) {
       {"NCCL_IB_GID_INDEX", nccl::CheckGidIndex,
        "unset NCCL_IB_GID_INDEX, or set the decimal index `rdma-webhook gids` recommends"},
       {"NCCL_NET_GDR_LEVEL", nccl::CheckGdrLevel,
-       "set NCCL_NET_GDR_LEVEL to LOC, PIX, PXB, PHB or SYS (upper case)"}};
+       "set NCCL_NET_GDR_LEVEL to a path type (LOC, PIX, PXB, PHB, SYS, ...: upper case) or a "
+       "number"}};
   for (const auto& f : ctx.templates)
     for (const auto* c : f.gpu)
       for (const auto& var : kChecks) {

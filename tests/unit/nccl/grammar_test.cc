@@ -76,9 +76,14 @@ TEST(GidIndex, Grammar) {
 }
 
 TEST(GdrLevel, Grammar) {
-  for (const char* v : {"LOC", "PIX", "PXB", "PHB", "SYS", "0", "5"})
+  // every path type name up to SYS across releases (src/graph/topo.cc's topoPathTypeStr), and
+  // whatever starts with a digit (strtol base 0, clamped: a hex number, a long one)
+  for (const char* v : {"LOC", "NVL", "NVB", "C2C", "PIX", "PXB", "P2C", "PXN", "PHB", "SYS", "0",
+                        "5", "0x2", "99999999999999999999999"})
     EXPECT_TRUE(CheckGdrLevel(v).valid) << v;
-  for (const char* v : {"phb", "NODE1", "-1", "", "Sys"}) EXPECT_FALSE(CheckGdrLevel(v).valid) << v;
+  EXPECT_EQ(CheckGdrLevel("5").number, 5);
+  for (const char* v : {"phb", "NODE1", "-1", "", "Sys", "NET", "DIS", " 2"})
+    EXPECT_FALSE(CheckGdrLevel(v).valid) << v;
   EXPECT_NE(CheckGdrLevel("phb").problem.find("silently ignores"), std::string::npos);
 }
 

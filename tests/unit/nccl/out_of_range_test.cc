@@ -12,7 +12,9 @@ TEST(OutOfRange, LongDecimalValuesAreInvalidNotThrown) {
   const std::string digits(40, '9');
   EXPECT_FALSE(CheckIbDisable(digits).valid);
   EXPECT_FALSE(CheckGidIndex(digits).valid);
-  EXPECT_FALSE(CheckGdrLevel(digits).valid);
+  // NCCL clamps an old-style level (strtol saturates, then the table's last entry): valid
+  EXPECT_TRUE(CheckGdrLevel(digits).valid);
+  EXPECT_FALSE(CheckGdrLevel(digits).number.has_value());
 }
 
 }  // namespace

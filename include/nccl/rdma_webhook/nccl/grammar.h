@@ -64,7 +64,11 @@ struct ValueCheck {
 ValueCheck CheckIbDisable(std::string_view value);
 // NCCL_IB_GID_INDEX: a decimal integer >= 0, or -1 (auto).
 ValueCheck CheckGidIndex(std::string_view value);
-// NCCL_NET_GDR_LEVEL: LOC|PIX|PXB|PHB|SYS (case-sensitive) or a decimal integer >= 0.
+// The path type names NCCL_NET_GDR_LEVEL may take (case-sensitive), across NCCL releases.
+inline constexpr std::string_view kGdrLevelNames[] = {"LOC", "NVL", "NVB", "C2C", "PIX",
+                                                      "PXB", "P2C", "PXN", "PHB", "SYS"};
+// NCCL_NET_GDR_LEVEL: one of kGdrLevelNames, or anything starting with a digit (NCCL reads it
+// with strtol as an old-style level, clamped to the highest).
 ValueCheck CheckGdrLevel(std::string_view value);
 
 // True when `value` is a plain decimal integer without sign tricks or leading zeros.
