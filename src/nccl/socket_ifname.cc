@@ -43,6 +43,9 @@ SocketIfname SocketIfname::Parse(std::string_view value) {
       parsed.exact = true;
       item.remove_prefix(1);
     }
+    // NCCL's parseStringList (src/misc/utils.cc) reads `name:port:rail:plane` and matches the
+    // name alone for sockets (port -1 matches any): eth1:0 selects eth1.
+    item = item.substr(0, item.find(':'));
     parsed.name = std::string(item);
     if (!parsed.name.empty()) spec.items.push_back(std::move(parsed));
   }

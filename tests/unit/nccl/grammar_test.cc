@@ -31,7 +31,11 @@ INSTANTIATE_TEST_SUITE_P(
                     IfnameCase{"exclusion_excludes", "^lo,docker", "lo", false},
                     IfnameCase{"exclusion_keeps_others", "^lo,docker", "eth0", true},
                     IfnameCase{"exclusion_exact", "^=eth", "eth0", true},
-                    IfnameCase{"spaces_in_list", " eth0 , eth1", "eth1", true}),
+                    IfnameCase{"spaces_in_list", " eth0 , eth1", "eth1", true},
+                    // name:port (NCCL's parseStringList): sockets match the name alone
+                    IfnameCase{"port_suffix_is_not_the_name", "eth1:0", "eth1", true},
+                    IfnameCase{"exact_with_port", "=eth1:2", "eth10", false},
+                    IfnameCase{"port_alone_names_nothing", ":0,eth1", "eth0", false}),
     [](const auto& p) { return std::string(p.param.name); });
 
 TEST(SocketIfname, SelectedAmongPodInterfaces) {
