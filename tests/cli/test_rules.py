@@ -25,7 +25,7 @@ SEVERITY = {
     "shm-too-small": "warning", "gang-incomplete": "warning", "gid-index-on-ib": "warning",
     "launcher-args-conflict": "warning", "dra-host-network": "error",
     "invalid-ignore-check": "warning",
-    "trainer-rdma-resource-erased": "error", "trainer-procs-gpu-mismatch": "warning",
+    "trainer-rdma-resource-erased": "warning", "trainer-procs-gpu-mismatch": "warning",
     "trainer-claims-dropped": "warning",
     "trainer-runtime-no-rdma-path": "warning", "unknown-nic-resource": "warning",
     "network-not-found": "warning", "dra-fixed-ib-hca": "warning",

@@ -14,7 +14,9 @@ std::string List(const std::vector<std::string>& items) {
 }
 
 // Trainer v2.0 to v2.2 set the `node` container's resources to resourcesPerNode whole: what the
-// runtime claimed there and the TrainJob does not repeat is gone from every pod.
+// runtime claimed there and the TrainJob does not repeat is gone from every pod. v2.3.0 merges
+// per resource name and keeps it; the manifest does not say which release runs, so a warning
+// (a namespace on v2.2 or older raises it with `rules:`).
 void TrainerRdmaResourceErased(const Context& ctx, const Rule& rule, Findings& out) {
   const auto* facts = ctx.w.trainjob;
   if (facts == nullptr || !facts->resources_per_node_replaces) return;
@@ -32,7 +34,7 @@ void TrainerRdmaResourceErased(const Context& ctx, const Rule& rule, Findings& o
                   " for its `node` container (" + where +
                   "), and spec.trainer.resourcesPerNode does not: Trainer v2.0 to v2.2 replace the "
                   "container's resources with resourcesPerNode, so the pods get no RDMA device and "
-                  "NCCL falls back to sockets",
+                  "NCCL falls back to sockets (v2.3.0 merges per resource name and keeps it)",
               "add " + List(fixes) + " to spec.trainer.resourcesPerNode.limits");
 }
 
@@ -41,7 +43,7 @@ void TrainerRdmaResourceErased(const Context& ctx, const Rule& rule, Findings& o
 namespace catalog {
 extern const Rule trainer_rdma_resource_erased;
 const Rule trainer_rdma_resource_erased = {.id = "trainer-rdma-resource-erased",
-                                           .severity = Severity::kError,
+                                           .severity = Severity::kWarning,
                                            .check = TrainerRdmaResourceErased,
                                            .position = 260};
 }  // namespace catalog

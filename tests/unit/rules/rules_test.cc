@@ -467,7 +467,7 @@ TEST(RuleTableTest, SeveritiesFollowTheContract) {
         r.id == "trainer-runtime-no-rdma-path" || r.id == "unknown-nic-resource" ||
         r.id == "network-not-found" || r.id == "dra-fixed-ib-hca" ||
         r.id == "dra-unaligned-claims" || r.id == "mnnvl-without-imex" ||
-        r.id == "trainer-claims-dropped";
+        r.id == "trainer-claims-dropped" || r.id == "trainer-rdma-resource-erased";
     EXPECT_EQ(r.severity, warning ? Severity::kWarning : Severity::kError) << r.id;
   }
 }

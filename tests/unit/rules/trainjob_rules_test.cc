@@ -62,11 +62,14 @@ const Finding* Find(const Diagnosis& d, std::string_view rule) {
   return it == d.findings.end() ? nullptr : &*it;
 }
 
-TEST(TrainerRules, ResourcesPerNodeWithoutTheRuntimesRdmaResourceIsAnError) {
+// v2.3.0 keeps what v2.0 to v2.2 erase, and the manifest does not say which runs: a warning.
+TEST(TrainerRules, ResourcesPerNodeWithoutTheRuntimesRdmaResourceWarns) {
   const auto d = Judge(Job("default", "{resourcesPerNode: {limits: {nvidia.com/gpu: 8}}}"));
   const Finding* f = Find(d, "trainer-rdma-resource-erased");
   ASSERT_NE(f, nullptr);
-  EXPECT_EQ(f->severity, Severity::kError);
+  EXPECT_EQ(f->severity, Severity::kWarning);
+  EXPECT_NE(f->message.find("v2.3.0 merges per resource name and keeps it"), std::string::npos)
+      << f->message;
   EXPECT_EQ(f->pointer, "/spec/trainer/resourcesPerNode");
   EXPECT_NE(f->message.find("ClusterTrainingRuntime 'torch' claims rdma/hca_shared_devices_a: 1"),
             std::string::npos)
