@@ -1,5 +1,7 @@
 #include "mutate_notes.h"
 
+#include <algorithm>
+
 namespace rw::cli {
 namespace {
 
@@ -16,7 +18,10 @@ std::string WhyUnchanged(const workload::Workload& w, const mutate::Mutation& m,
     return "kind " + w.kind +
            " has no row in the kinds table: its templates, found by shape, are judged but "
            "never mutated (add a `kinds:` entry to the policy to mutate them)";
-  if (result.path == policy::Path::kNone) {
+  const bool conflict =
+      std::any_of(result.findings.begin(), result.findings.end(),
+                  [](const rules::Finding& f) { return f.rule == "policy-conflict"; });
+  if (result.path == policy::Path::kNone && !conflict) {
     std::string why = "not judged as an RDMA workload";
     if (!result.evidence.empty()) why += ": " + result.evidence.front();
     return why;

@@ -137,6 +137,11 @@ bool SameEnvValue(std::string_view name, std::string_view value, std::string_vie
 
 // Whether NCCL would disable IB for this container (plain value only).
 bool DisablesIb(const workload::Container& c);
+// The plain variable that keeps this container's NCCL off verbs: NCCL_IB_DISABLE non-zero, else
+// NCCL_NET=Socket (ncclNetInit starts only the transport it names, compared ignoring case, so
+// the IB plugin never starts); nullptr when neither. The path (docs/design.md, rule 8) reads only
+// NCCL_IB_DISABLE; whether the template uses RDMA reads both.
+const workload::EnvVar* KeepsNcclOffVerbs(const workload::Container& c);
 std::string EnvPointer(const workload::Container& c, const workload::EnvVar& v);
 
 }  // namespace rw::rules

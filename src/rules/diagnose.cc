@@ -325,6 +325,12 @@ bool DisablesIb(const workload::Container& c) {
   return v != nullptr && v->value && nccl::NcclReadsInteger(*v->value) != 0;
 }
 
+const workload::EnvVar* KeepsNcclOffVerbs(const workload::Container& c) {
+  if (DisablesIb(c)) return c.FindEnv("NCCL_IB_DISABLE");
+  const auto* net = c.FindEnv("NCCL_NET");
+  return net != nullptr && net->value && EqualsIgnoreCase(*net->value, "Socket") ? net : nullptr;
+}
+
 std::string EnvPointer(const workload::Container& c, const workload::EnvVar& v) {
   return c.pointer + "/env/" + std::to_string(v.index) + "/value";
 }
@@ -398,11 +404,11 @@ Diagnosis Diagnose(const Assessment& assessment) {
       f.rdma_sign = "multi-node " + w.kind + " (" + std::to_string(gpu_pods) + " GPU pods)";
     const bool uses_rdma = PathUsesRdma(f);
     bool ib_disabled = false;
-    for (const auto* c : f.gpu) ib_disabled = ib_disabled || DisablesIb(*c);
+    for (const auto* c : f.gpu) ib_disabled = ib_disabled || KeepsNcclOffVerbs(*c) != nullptr;
     f.rdma = uses_rdma && !ib_disabled;
     if (uses_rdma)
       for (const auto* c : f.gpu)
-        if (!DisablesIb(*c)) f.rdma_containers.push_back(c);
+        if (KeepsNcclOffVerbs(*c) == nullptr) f.rdma_containers.push_back(c);
     d.templates.push_back({f.t->pointer, f.path, f.rdma});
     d.rdma = d.rdma || f.rdma;
     if (!f.gpu.empty()) Evidence(f, policy, w, d.evidence);

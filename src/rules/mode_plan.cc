@@ -424,6 +424,16 @@ TemplatePlan PlanTemplate(const workload::PodTemplate& t, const policy::Policy& 
     if (unit->rdma && !c.HasCapability("IPC_LOCK"))
       d.plan.edits.push_back(
           {Edit::Kind::kAppend, c.pointer + "/securityContext/capabilities/add", "IPC_LOCK", {}});
+    // NCCL_NET=Socket starts only NCCL's socket transport: the RDMA the mode brings would sit
+    // idle. The mode does not own NCCL_NET, so no override rewrites it: always a conflict.
+    if (const auto* net = c.FindEnv("NCCL_NET");
+        unit->rdma && net != nullptr && net->value && EqualsIgnoreCase(*net->value, "Socket"))
+      d.Conflict(EnvPointer(c, *net),
+                 "container '" + c.name + "' sets NCCL_NET=" + *net->value +
+                     ", so NCCL starts only its socket transport and never uses the RDMA NIC "
+                     "the namespace policy (mode " +
+                     std::string(policy::ToString(d.ns.mode)) + ") gives the pod",
+                 true);
     for (const auto& want : env) PlanEnv(d, c, want, interfaces);
     if (!shm || t.HasMemoryShm(c)) continue;
     const bool has_shm_mount = std::any_of(c.mounts.begin(), c.mounts.end(), [](const auto& m) {

@@ -350,7 +350,7 @@ def test_injector_claims_the_vfs(tmp_path):
 
 
 def test_an_unstated_injector_is_named_in_a_templates_fix(tmp_path):
-    # The default says no injector runs (CONTRACT section 2), so a template lacking its VF is
+    # The default says no injector runs (docs/policy.md), so a template lacking its VF is
     # an error; a policy that never wrote the field may not know the cluster runs one
     # (OpenShift's SR-IOV operator deploys it by default), so the fix names the field. A
     # policy that wrote `false` knows, and a bare Pod has been through any injector already.
@@ -368,6 +368,22 @@ def test_an_unstated_injector_is_named_in_a_templates_fix(tmp_path):
     assert "networkResourcesInjector" not in finding(job, stated, "sriov")["fix"]
     bare = pod([gpu()], annotations={NET_KEY: "sriov-rdma-net@eth1"})
     assert "networkResourcesInjector" not in finding(bare)["fix"]
+
+
+def test_an_rdma_mode_never_plumbs_rdma_under_nccl_net_socket(tmp_path):
+    # NCCL_NET=Socket starts only NCCL's socket transport: a VF, network and IPC_LOCK would
+    # sit idle. The mode does not own NCCL_NET, so it changes nothing and validation says why.
+    doc = pod([gpu(env=[("NCCL_NET", "Socket")])])
+    for ns in ("sriov", "host"):
+        r, patch = mutate_patch(tmp_path, doc, MODES, ns)
+        assert patch == [], (ns, patch)
+        assert "conflicts with" in r.err, r
+        r, [res] = result(tmp_path, doc, MODES, ns=ns)
+        assert "policy-conflict" in errors(res), r
+        f = next(f for f in res["findings"] if f["rule"] == "policy-conflict")
+        assert "NCCL_NET=Socket" in f["message"] and f["pointer"].endswith("/env/0/value"), f
+    r, patch = mutate_patch(tmp_path, pod([gpu(env=[("NCCL_NET", "IB")])]), MODES, "sriov")
+    assert patch, r
 
 
 def test_hostnetwork_mode_never_writes_what_it_then_denies(tmp_path):

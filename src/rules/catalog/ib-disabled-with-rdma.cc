@@ -1,4 +1,4 @@
-// ib-disabled-with-rdma: NCCL_IB_DISABLE turns off the RDMA the pod claims.
+// ib-disabled-with-rdma: NCCL_IB_DISABLE or NCCL_NET=Socket turns off the RDMA the pod claims.
 // Its reference and example: ../docs/ib-disabled-with-rdma.yaml.
 #include "../context.h"
 
@@ -9,15 +9,19 @@ void IbDisabledWithRdma(const Context& ctx, const Rule& rule, Findings& out) {
   for (const auto& f : ctx.templates) {
     if (f.vf_claimed + f.shared_claimed == 0 && f.rdma_attachments == 0) continue;
     for (const auto* c : f.gpu) {
-      if (!DisablesIb(*c)) continue;
-      const auto* v = c->FindEnv("NCCL_IB_DISABLE");
+      const auto* v = KeepsNcclOffVerbs(*c);
+      if (v == nullptr) continue;
+      const bool net = v->name == "NCCL_NET";
       rule.ReportOnRdma(
           f, out, EnvPointer(*c, *v),
-          "container '" + c->name + "' sets NCCL_IB_DISABLE=" + *v->value +
-              " while the pod claims RDMA devices or attaches an RDMA network: NCCL "
+          "container '" + c->name + "' sets " + v->name + "=" + *v->value +
+              " while the pod claims RDMA devices or attaches an RDMA network: NCCL " +
+              (net ? "starts only its socket transport, never the IB one, so it " : std::string()) +
               "falls back to TCP sockets and the RDMA NIC sits idle.",
-          "set NCCL_IB_DISABLE=0 (or remove it), or drop the RDMA resources and network "
-          "if TCP is intended");
+          net ? "remove NCCL_NET (or set it to IB), or drop the RDMA resources and network if "
+                "TCP is intended"
+              : "set NCCL_IB_DISABLE=0 (or remove it), or drop the RDMA resources and network "
+                "if TCP is intended");
     }
   }
 }

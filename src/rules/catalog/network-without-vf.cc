@@ -47,7 +47,7 @@ void NetworkWithoutVf(const Context& ctx, const Rule& rule, Findings& out) {
     const std::string unsure =
         dra.empty() ? std::string()
                     : " (but " + dra + ": a DRA driver may allocate the VF the CNI moves in)";
-    // The policy's default says no injector runs (CONTRACT section 2), so the count stands; a
+    // The policy's default says no injector runs (docs/policy.md), so the count stands; a
     // policy that never wrote the field may just not know the cluster runs one (OpenShift's
     // SR-IOV operator does by default): the fix names the other way out.
     const std::string or_injector =

@@ -137,6 +137,11 @@ INSTANTIATE_TEST_SUITE_P(
         RuleCase{"one_rail_one_vf", "network-without-vf", false, Pod("default", "", kGpuVf, kNet)},
         RuleCase{"ib_disabled_with_vf", "ib-disabled-with-rdma", true,
                  Pod("default", "", kGpuVf + Env("NCCL_IB_DISABLE", "1"), kNet)},
+        // ncclNetInit starts only the transport NCCL_NET names (ignoring case): no verbs
+        RuleCase{"net_socket_with_vf", "ib-disabled-with-rdma", true,
+                 Pod("default", "", kGpuVf + Env("NCCL_NET", "socket"), kNet)},
+        RuleCase{"net_ib_with_vf", "ib-disabled-with-rdma", false,
+                 Pod("default", "", kGpuVf + Env("NCCL_NET", "IB"), kNet)},
         RuleCase{"ib_enabled_with_vf", "ib-disabled-with-rdma", false,
                  Pod("default", "", kGpuVf + Env("NCCL_IB_DISABLE", "0"), kNet)},
         RuleCase{"ib_disabled_without_rdma", "ib-disabled-with-rdma", false,
@@ -415,6 +420,26 @@ TEST(Paths, FirstSignalDecides) {
     EXPECT_EQ(d.path, c.path) << c.manifest;
     EXPECT_EQ(d.rdma, c.rdma) << c.manifest;
   }
+}
+
+// NCCL_NET=Socket keeps NCCL off verbs: the RDMA rules it would otherwise fire stay silent
+// (the template does not use RDMA), while the path stays what the manifest claims (CONTRACT
+// section 3 reads only NCCL_IB_DISABLE for it).
+TEST(Findings, NcclNetSocketIsNoRdmaButKeepsThePath) {
+  const auto d = Diagnose(Yaml(Pod("default", "", kGpuShared + Env("NCCL_NET", "Socket"))),
+                          TestPolicy(), "default");
+  EXPECT_EQ(d.path, policy::Path::kShared);
+  EXPECT_FALSE(d.rdma);
+  auto rule = [&](const std::string& id) {
+    return std::find_if(d.findings.begin(), d.findings.end(),
+                        [&](const Finding& f) { return f.rule == id; });
+  };
+  EXPECT_EQ(rule("ipc-lock-missing"), d.findings.end());
+  const auto f = rule("ib-disabled-with-rdma");
+  ASSERT_NE(f, d.findings.end());
+  EXPECT_EQ(f->pointer, "/spec/containers/0/env/0/value");
+  EXPECT_NE(f->message.find("sets NCCL_NET=Socket"), std::string::npos) << f->message;
+  EXPECT_NE(f->fix.find("remove NCCL_NET"), std::string::npos) << f->fix;
 }
 
 TEST(Findings, MessagesSayWhyAndHowToFix) {
