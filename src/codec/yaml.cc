@@ -412,7 +412,11 @@ SourceDocument ParseChunk(const Chunk& chunk, std::size_t index, DuplicateKeys d
     else
       doc.error = "line " + std::to_string(line) + ": " + e.msg;
   } catch (const ConversionError& e) {
-    doc.error = "line " + std::to_string(e.line()) + ": " + e.what();
+    // `name: {{ include "x" . }}` is YAML (a flow mapping as a key) that no manifest means.
+    if (const auto marker = FindTemplateMarker(chunk.text))
+      doc.error = TemplateError(*marker, chunk.first_line);
+    else
+      doc.error = "line " + std::to_string(e.line()) + ": " + e.what();
   } catch (const std::exception& e) {
     doc.error = "line " + std::to_string(chunk.first_line) + ": " + e.what();
   }

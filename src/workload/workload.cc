@@ -135,15 +135,29 @@ std::map<std::string, long long> ReadQuantities(const json* m, const Where& wher
     // The API server takes `nvidia.com/gpu:` with no value (pruned, or a zero Quantity).
     if (it->is_null()) continue;
     std::optional<long long> count;
+    std::string text;  // a string value, to show when it is no quantity
     if (it->is_number()) {
       const double d = it->get<double>();
       if (d >= -9.0e15 && d <= 9.0e15) count = static_cast<long long>(std::ceil(d));
     } else if (it->is_string()) {
-      count = ParseQuantityCount(it->get_ref<const std::string&>());
+      text = it->get<std::string>();
+      count = ParseQuantityCount(text);
     } else {
       throw ManifestError(field.str(), "must be a quantity, got " + Kind(*it));
     }
-    if (!count) throw ManifestError(field.str(), "is not a valid quantity");
+    if (!count) {
+      // `${GPU_PER_NODE}` or `$GPUS`: a file of a templating step, not yet substituted.
+      const std::string hint =
+          !text.empty() && text.front() == '$'
+              ? " (a variable not substituted yet: run envsubst, or the templating that fills "
+                "it, first)"
+              : "";
+      throw ManifestError(
+          field.str(),
+          (text.empty() ? std::string()
+                        : "'" + (text.size() > 64 ? text.substr(0, 64) + "..." : text) + "' ") +
+              "is not a valid quantity" + hint);
+    }
     out[it.key()] = *count;
   }
   return out;

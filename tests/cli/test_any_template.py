@@ -268,8 +268,21 @@ spec:
 """
 
 
+# `{{ ... }}` alone as a value is YAML (a flow mapping, here a mapping key), so the YAML reader
+# passes it and the conversion refuses it; it is still a Helm file.
+HELM_VALID_YAML = """apiVersion: v1
+kind: Pod
+metadata:
+  name: {{ include "train.name" . }}
+  namespace: {{ .Release.Namespace }}
+spec:
+  containers: [{name: trainer, image: x, resources: {limits: {nvidia.com/gpu: 8}}}]
+"""
+
+
 @pytest.mark.parametrize("text,words", [
     (HELM, "a Helm (Go template) file, not YAML"),
+    (HELM_VALID_YAML, "a Helm (Go template) file, not YAML"),
     (ENVSUBST, "an envsubst template, not YAML"),
 ])
 def test_a_template_file_says_what_it_is_in_one_line(tmp_path, text, words):
@@ -279,6 +292,24 @@ def test_a_template_file_says_what_it_is_in_one_line(tmp_path, text, words):
     assert r.rc == 2, r
     lines = [l for l in (r.out + r.err).splitlines() if words in l]
     assert len(lines) == 1 and str(f) in lines[0], r
+
+
+def test_an_unsubstituted_quantity_shows_its_value_and_says_what_it_is(tmp_path):
+    # envsubst's ${NAME} as a block mapping's value is a plain string to YAML: the quantity
+    # refuses it, and says what it most likely is
+    def check_limit(value):
+        f = tmp_path / "q.yaml"
+        f.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
+                     "    - name: t\n      image: x\n      resources:\n        limits:\n"
+                     f"          nvidia.com/gpu: {value}\n")
+        r = rw("check", "--policy", POLICIES / "off.yaml", f)
+        assert r.rc == 2, r
+        return r.err
+
+    err = check_limit("${GPU_PER_NODE}")
+    assert "'${GPU_PER_NODE}' is not a valid quantity (a variable not substituted yet" in err, err
+    err = check_limit("eight")
+    assert "'eight' is not a valid quantity" in err and "not substituted yet" not in err, err
 
 
 def test_a_broken_file_without_template_markers_keeps_the_yaml_error(tmp_path):
