@@ -18,6 +18,10 @@ std::string WhyUnchanged(const workload::Workload& w, const mutate::Mutation& m,
     return "kind " + w.kind +
            " has no row in the kinds table: its templates, found by shape, are judged but "
            "never mutated (add a `kinds:` entry to the policy to mutate them)";
+  if (m.waits_on_claims)
+    return "a DRA claim of the pod could not be read (its devices may be the NICs), so the "
+           "webhook plans nothing until it can: give the claim's template and DeviceClass as "
+           "inputs, or --cluster";
   const bool conflict =
       std::any_of(result.findings.begin(), result.findings.end(),
                   [](const rules::Finding& f) { return f.rule == "policy-conflict"; });

@@ -38,6 +38,7 @@ Mutation Mutate(const workload::Workload& w, json object, const policy::Policy& 
 Mutation Mutate(rules::Assessment&& a, json object) {
   Mutation m;
   m.skipped = a.opted_out;
+  m.waits_on_claims = a.waits_on_claims && !a.mutates;
   m.path = a.path_after;
   PatchBuilder patch(std::move(object));
   if (a.mutates)

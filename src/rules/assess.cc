@@ -64,6 +64,9 @@ Assessment Assess(const workload::Workload& w, const policy::Policy& policy,
     const bool other_path = std::any_of(
         ts.begin(), ts.end(), [](const auto& ta) { return ta.t->HasGpu() && !ta.plan.applies; });
     a.mutates = !blocked && !other_path;
+    a.waits_on_claims = std::any_of(ts.begin(), ts.end(), [](const auto& ta) {
+      return ta.t->HasGpu() && !ta.plan.applies && ta.networks.dra.unknown;
+    });
   }
   std::vector<policy::Path> paths;
   paths.reserve(a.templates.size());

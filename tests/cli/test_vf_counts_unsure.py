@@ -108,3 +108,14 @@ def test_an_unknown_nic_resource_may_be_the_vf_a_policy_network_plugs_in(write):
     assert "koordinator.sh/rdma, which the policy does not know" in f["message"], f
     assert "unknown-nic-resource" in [f["rule"] for f in res["findings"]], r
     assert r.rc == 0, r
+
+
+def test_mutate_says_it_waits_for_a_claim_it_cannot_read(write):
+    # The mode plans nothing while a DRA claim may hold the NICs; mutate says so rather than
+    # calling it a conflict that check would never show.
+    pod = gpu_pod(ns="rdma-sriov-a")
+    del pod["spec"]["containers"][0]["securityContext"]
+    r = rw("mutate", "-o", "patch", write([pod]))
+    assert r.out.strip() == "[]", r
+    assert "a DRA claim of the pod could not be read" in r.err, r
+    assert "conflicts with" not in r.err, r

@@ -20,6 +20,7 @@ struct Mutation {
   nlohmann::json result;                           // the original with the patch applied
   std::vector<rules::Finding> overrides;  // user values replaced under onConflict: override
   bool skipped = false;                   // opted out
+  bool waits_on_claims = false;  // a DRA claim could not be read: nothing planned (Assessment)
   // The access path of `result`, decided with the plan (what Diagnose(result).path would say),
   // so that the webhook need not read the mutated object again.
   policy::Path path = policy::Path::kNone;

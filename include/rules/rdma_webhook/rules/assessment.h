@@ -38,6 +38,9 @@ struct Assessment {
   // template chose another path. Otherwise the workload is left as written, so that /validate
   // judges what the user wrote and never denies for a field the webhook wrote.
   bool mutates = false;
+  // The mode planned nothing for a GPU template because one of its DRA claims could not be
+  // read (its devices may be the NICs): the workload is left as written until they can be.
+  bool waits_on_claims = false;
   // The access path of the workload once the edits are applied (as written when none are).
   policy::Path path_after = policy::Path::kNone;
 };
