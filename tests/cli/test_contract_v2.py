@@ -332,6 +332,29 @@ def test_own_rails_are_kept(tmp_path):
     assert "IPC_LOCK" in json.dumps(patch), patch
 
 
+def test_own_rails_beside_a_shared_claim_are_kept(tmp_path):
+    # a shared HCA already claimed, with the template's own attachment (an IPoIB network) on
+    # the interface the mode would use: kept as written, not a conflict over net1
+    policy = MODES + """  - names: [shared]
+    mode: shared
+    validation: deny
+    onConflict: reject
+    shared: {resource: rdma/rdma_shared_device_a, network: macvlan-net, interface: net1}
+"""
+    doc = pod([gpu(limits={"rdma/rdma_shared_device_b": 1})],
+              annotations={NET_KEY: "ipoib-net@net1"})
+    r, patch = mutate_patch(tmp_path, doc, policy, "shared")
+    paths = [op["path"] for op in patch]
+    assert not any("networks" in p or "rdma_shared_device_a" in p for p in paths), patch
+    assert "NCCL_SOCKET_IFNAME" not in json.dumps(patch), patch
+    assert "IPC_LOCK" in json.dumps(patch), patch
+    r, [res] = result(tmp_path, doc, policy, ns="shared")
+    assert "policy-conflict" not in errors(res), r
+    # without a shared claim of its own the mode still attaches its network
+    r, patch = mutate_patch(tmp_path, pod([gpu()]), policy, "shared")
+    assert any("networks" in op["path"] or "annotations" in json.dumps(op) for op in patch), patch
+
+
 def test_injector_claims_the_vfs(tmp_path):
     policy = MODES.replace("defaults:", "networkResourcesInjector: true\ndefaults:")
     job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"},

@@ -1,5 +1,7 @@
 // mode: shared. The pods share the node's RDMA device through a device plugin resource,
 // optionally with a network attached for it.
+#include <algorithm>
+
 #include "mode.h"
 
 namespace rw::rules::modes {
@@ -21,11 +23,24 @@ std::vector<EnvWant> Env(const policy::NamespacePolicy& ns) {
 
 void Plan(Draft& d) {
   const auto& shared = d.ns.shared;
+  const std::size_t slash = shared.network.find('/');
+  const std::string name =
+      slash == std::string::npos ? shared.network : shared.network.substr(slash + 1);
+  // Own rails: a shared resource already claimed beside networks of the template's own, none of
+  // them the mode's (CoreWeave's macvlan rails beside rdma/ib, an IPoIB attachment): kept as
+  // they are, as the sriov mode keeps its own, rather than fighting them for an interface.
+  const bool claims_shared =
+      d.t.TotalClaimWhere([&](const std::string& r) { return d.policy.IsSharedResource(r); }) > 0;
+  if (claims_shared && !d.nets.all.empty() &&
+      std::none_of(d.nets.all.begin(), d.nets.all.end(),
+                   [&](const auto& n) { return n.name == name; })) {
+    d.own_rails = true;
+    return;
+  }
   if (!shared.network.empty()) {
     nccl::NetworkAttachment want;
-    const std::size_t slash = shared.network.find('/');
     want.ns = slash == std::string::npos ? std::string(d.pod_ns) : shared.network.substr(0, slash);
-    want.name = slash == std::string::npos ? shared.network : shared.network.substr(slash + 1);
+    want.name = name;
     want.interface = shared.interface;
     want.explicit_interface = !shared.interface.empty();
     d.Attach(want);
