@@ -142,6 +142,8 @@ bool DisablesIb(const workload::Container& c);
 // the IB plugin never starts); nullptr when neither. The path (docs/design.md, rule 8) reads only
 // NCCL_IB_DISABLE; whether the template uses RDMA reads both.
 const workload::EnvVar* KeepsNcclOffVerbs(const workload::Container& c);
+// The container's plain NCCL_NET when it is Socket (any case), else nullptr.
+const workload::EnvVar* SocketOnlyNet(const workload::Container& c);
 std::string EnvPointer(const workload::Container& c, const workload::EnvVar& v);
 
 }  // namespace rw::rules

@@ -325,10 +325,13 @@ bool DisablesIb(const workload::Container& c) {
   return v != nullptr && v->value && nccl::NcclReadsInteger(*v->value) != 0;
 }
 
-const workload::EnvVar* KeepsNcclOffVerbs(const workload::Container& c) {
-  if (DisablesIb(c)) return c.FindEnv("NCCL_IB_DISABLE");
+const workload::EnvVar* SocketOnlyNet(const workload::Container& c) {
   const auto* net = c.FindEnv("NCCL_NET");
   return net != nullptr && net->value && EqualsIgnoreCase(*net->value, "Socket") ? net : nullptr;
+}
+
+const workload::EnvVar* KeepsNcclOffVerbs(const workload::Container& c) {
+  return DisablesIb(c) ? c.FindEnv("NCCL_IB_DISABLE") : SocketOnlyNet(c);
 }
 
 std::string EnvPointer(const workload::Container& c, const workload::EnvVar& v) {

@@ -426,8 +426,7 @@ TemplatePlan PlanTemplate(const workload::PodTemplate& t, const policy::Policy& 
           {Edit::Kind::kAppend, c.pointer + "/securityContext/capabilities/add", "IPC_LOCK", {}});
     // NCCL_NET=Socket starts only NCCL's socket transport: the RDMA the mode brings would sit
     // idle. The mode does not own NCCL_NET, so no override rewrites it: always a conflict.
-    if (const auto* net = c.FindEnv("NCCL_NET");
-        unit->rdma && net != nullptr && net->value && EqualsIgnoreCase(*net->value, "Socket"))
+    if (const auto* net = SocketOnlyNet(c); unit->rdma && net != nullptr)
       d.Conflict(EnvPointer(c, *net),
                  "container '" + c.name + "' sets NCCL_NET=" + *net->value +
                      ", so NCCL starts only its socket transport and never uses the RDMA NIC "

@@ -322,14 +322,19 @@ MODES = POLICY_HEAD + """namespaces:
 """
 
 
+def assert_keeps_own_rails(patch, mode_resource):
+    # no attachment, no claim of the mode's resource, no ifname; the rest of the mode still
+    paths = [op["path"] for op in patch]
+    assert not any("networks" in p or mode_resource in p for p in paths), patch
+    assert "NCCL_SOCKET_IFNAME" not in json.dumps(patch), patch
+    assert "IPC_LOCK" in json.dumps(patch), patch
+
+
 def test_own_rails_are_kept(tmp_path):
     doc = pod([gpu(limits={"intel.com/sriov_a": 1, "intel.com/sriov_b": 1})],
               annotations={NET_KEY: "rail-a, rail-b"})
     r, patch = mutate_patch(tmp_path, doc, MODES, "sriov")
-    paths = [op["path"] for op in patch]
-    assert not any("networks" in p or "rdma~1vf" in p for p in paths), patch
-    assert "NCCL_SOCKET_IFNAME" not in json.dumps(patch), patch
-    assert "IPC_LOCK" in json.dumps(patch), patch
+    assert_keeps_own_rails(patch, "rdma~1vf")
 
 
 def test_own_rails_beside_a_shared_claim_are_kept(tmp_path):
@@ -344,10 +349,7 @@ def test_own_rails_beside_a_shared_claim_are_kept(tmp_path):
     doc = pod([gpu(limits={"rdma/rdma_shared_device_b": 1})],
               annotations={NET_KEY: "ipoib-net@net1"})
     r, patch = mutate_patch(tmp_path, doc, policy, "shared")
-    paths = [op["path"] for op in patch]
-    assert not any("networks" in p or "rdma_shared_device_a" in p for p in paths), patch
-    assert "NCCL_SOCKET_IFNAME" not in json.dumps(patch), patch
-    assert "IPC_LOCK" in json.dumps(patch), patch
+    assert_keeps_own_rails(patch, "rdma_shared_device_a")
     r, [res] = result(tmp_path, doc, policy, ns="shared")
     assert "policy-conflict" not in errors(res), r
     # without a shared claim of its own the mode still attaches its network
