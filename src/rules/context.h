@@ -1,5 +1,6 @@
 #pragma once
 // Facts about a workload that several rules read, computed once per diagnosis.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -145,5 +146,15 @@ const workload::EnvVar* KeepsNcclOffVerbs(const workload::Container& c);
 // The container's plain NCCL_NET when it is Socket (any case), else nullptr.
 const workload::EnvVar* SocketOnlyNet(const workload::Container& c);
 std::string EnvPointer(const workload::Container& c, const workload::EnvVar& v);
+
+// The dnsPolicy a template's pods get: the template's, unless the kind's controller sets one on
+// hostNetwork pods, where it is left out (Volcano's webhook) or over it (mpi-operator's
+// v2beta1). `policy` nullopt: left out, the API server's ClusterFirst. One reading for
+// hostnetwork-dns and the evidence.
+struct GivenDnsPolicy {
+  std::optional<std::string> policy;
+  bool by_controller = false;
+};
+GivenDnsPolicy DnsPolicyGiven(const workload::PodTemplate& t, const policy::WorkloadKind* row);
 
 }  // namespace rw::rules

@@ -40,19 +40,14 @@ void Evidence(const TemplateFacts& f, const policy::Policy& policy, const worklo
   add(f.networks.platform);
   for (const auto& line : f.networks.dra.evidence) add(line);
   if (t.host_network) add("hostNetwork: true");
-  // Left out, a hostNetwork pod gets what its kind's controller sets (Volcano's webhook:
-  // ClusterFirstWithHostNet), else the API server's ClusterFirst: say which, as
-  // hostnetwork-dns decides.
-  const std::string kind_dns =
-      w.kind_row != nullptr ? w.kind_row->host_network_dns_policy : std::string();
-  const std::string left_out =
-      t.host_network && !kind_dns.empty()
-          ? kind_dns + " (what the " + (w.kind_row->group.empty() ? "" : w.kind_row->group + " ") +
-                w.kind_row->kind + " controller sets)"
-          : "ClusterFirst (default)";
-  const bool forced = t.host_network && !kind_dns.empty() && w.kind_row->host_network_dns_forced;
+  // The dnsPolicy the pods get, as hostnetwork-dns decides it.
+  const GivenDnsPolicy dns = DnsPolicyGiven(t, w.kind_row);
   if (t.host_network || (t.dns_policy && *t.dns_policy != "ClusterFirst"))
-    add("dnsPolicy: " + (forced ? left_out : t.dns_policy.value_or(left_out)));
+    add("dnsPolicy: " + (dns.by_controller
+                             ? *dns.policy + " (what the " +
+                                   (w.kind_row->group.empty() ? "" : w.kind_row->group + " ") +
+                                   w.kind_row->kind + " controller sets)"
+                             : dns.policy.value_or("ClusterFirst (default)")));
   auto claims = [&](const workload::Container& c) {
     for (const auto& r : c.ResourceNames()) {
       if (policy.IsRdmaDeviceResource(r)) {
@@ -332,6 +327,13 @@ const workload::EnvVar* SocketOnlyNet(const workload::Container& c) {
 
 const workload::EnvVar* KeepsNcclOffVerbs(const workload::Container& c) {
   return DisablesIb(c) ? c.FindEnv("NCCL_IB_DISABLE") : SocketOnlyNet(c);
+}
+
+GivenDnsPolicy DnsPolicyGiven(const workload::PodTemplate& t, const policy::WorkloadKind* row) {
+  if (t.host_network && row != nullptr && !row->host_network_dns_policy.empty() &&
+      (!t.dns_policy || row->host_network_dns_forced))
+    return {row->host_network_dns_policy, true};
+  return {t.dns_policy, false};
 }
 
 std::string EnvPointer(const workload::Container& c, const workload::EnvVar& v) {

@@ -10,14 +10,9 @@ namespace {
 void HostnetworkDns(const Context& ctx, const Rule& rule, Findings& out) {
   for (const auto& f : ctx.templates) {
     if (f.gpu.empty() || !f.t->host_network) continue;
-    // Left out, the dnsPolicy is what the kind's controller sets (Volcano's webhook:
-    // ClusterFirstWithHostNet), else the API server's ClusterFirst; a controller that forces
-    // it (mpi-operator's v2beta1) overwrites what the template says.
-    auto dns = f.t->dns_policy;
-    const auto* row = ctx.w.kind_row;
-    if ((!dns || (row != nullptr && row->host_network_dns_forced)) && row != nullptr &&
-        !row->host_network_dns_policy.empty())
-      dns = row->host_network_dns_policy;
+    // Left out (or, for a controller that forces it, whatever it says), the dnsPolicy is what
+    // the kind's controller sets, else the API server's ClusterFirst.
+    const auto dns = DnsPolicyGiven(*f.t, ctx.w.kind_row).policy;
     if (dns && *dns != "ClusterFirst" && *dns != "Default") continue;
     rule.ReportAs(
         f.rdma ? Severity::kError : Severity::kWarning, out, f.t->SpecPointer() + "/dnsPolicy",
