@@ -189,6 +189,10 @@ class FakeApiServer:
                                   "watch": watch, "time": time.monotonic()})
             r = self.resources.get(url.path)
             token = self.token
+            # A watch belongs to the epoch it was asked in, read under the same lock as its code:
+            # read later (after the headers are written), a break_watches() in between would be
+            # missed and the watch would stay open past a refusal the test has just scripted.
+            epoch = r.epoch if r is not None else 0
         if auth != f"Bearer {token}":
             return self._json(h, 401, status(401, "Unauthorized", "Unauthorized"))
         if r is None or r.code == 404:
@@ -203,7 +207,7 @@ class FakeApiServer:
                 f'rdma-webhook" cannot {"watch" if watch else "list"} resource "{name}" in API '
                 f'group "{group}" at the cluster scope'))
         if watch:
-            return self._watch(h, r, query)
+            return self._watch(h, r, query, epoch)
         return self._list(h, r, query)
 
     def _list(self, h, r, query):
@@ -226,7 +230,7 @@ class FakeApiServer:
         self._json(h, 200, {"kind": r.kind + "List", "apiVersion": r.api_version,
                             "metadata": meta, "items": page})
 
-    def _watch(self, h, r, query):
+    def _watch(self, h, r, query, epoch):
         since = int(query.get("resourceVersion", "0") or 0)
         timeout = float(query.get("timeoutSeconds", "30"))
         if since < r.compacted and not r.gone_as_event:
@@ -248,7 +252,6 @@ class FakeApiServer:
             return
         deadline = time.monotonic() + timeout
         with self.cond:
-            epoch = r.epoch
             raw_sent = len(r.raw_lines)
         sent = since
         try:
