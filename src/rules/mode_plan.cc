@@ -220,12 +220,25 @@ void PlanNadClaims(Draft& d) {
     if (n.from == AttachedNetwork::From::kNad && n.needs_device) ++d.claims[n.resource];
 }
 
+// True when an `envFrom` source of `c` may define `name`: its variables are the keys of a
+// ConfigMap or Secret the admission request does not carry, under the source's prefix.
+bool EnvFromMaySet(const workload::Container& c, std::string_view name) {
+  return std::any_of(c.env_from_prefixes.begin(), c.env_from_prefixes.end(),
+                     [&](const std::string& prefix) { return name.rfind(prefix, 0) == 0; });
+}
+
 // One wanted variable in one GPU container: appended when absent; a user value that NCCL reads
 // differently is replaced under override and a conflict under reject.
 void PlanEnv(Draft& d, const workload::Container& c, const EnvWant& want,
              const std::vector<std::string>& interfaces) {
   const workload::EnvVar* have = c.FindEnv(want.name);
   if (have == nullptr) {
+    // A variable set only "when absent" (NCCL_SOCKET_IFNAME, extraEnv, the verify debug
+    // settings) may be present all the same, through envFrom; an `env` entry would win over it
+    // (Kubernetes lets `env` override `envFrom`) and silently replace the user's value. The
+    // mode's own switches (NCCL_IB_DISABLE=0, the policy's HCA and GID) are still written: they
+    // are what puts the template on the path.
+    if ((want.extra || want.name == "NCCL_SOCKET_IFNAME") && EnvFromMaySet(c, want.name)) return;
     // The plan never writes a knob naming no interface the pod will have (the policy's
     // interface is not there when an attachment keeps the user's name because a knob of theirs
     // names it): ifname-not-attached would deny what the webhook wrote.

@@ -194,6 +194,24 @@ TEST(MutateSriov, ExtraEnvIsAddedWhenAbsentAndNeverReplaced) {
   }
 }
 
+// An envFrom source may define what is added "when absent": an env entry would win over it, so
+// the plan leaves those to the ConfigMap, while the mode's own switches are still written.
+TEST(MutateSriov, WhenAbsentVariablesAreLeftToAnEnvFromThatMaySetThem) {
+  const auto unprefixed =
+      CheckedMutate(Yaml(Pod("sriov", "    envFrom: [{configMapRef: {name: nccl-tuning}}]\n")));
+  auto env = Env(unprefixed.result["spec"]["containers"][1]);
+  EXPECT_FALSE(env.contains("NCCL_SOCKET_IFNAME")) << env.dump();
+  EXPECT_FALSE(env.contains("NCCL_DEBUG")) << env.dump();
+  EXPECT_EQ(env["NCCL_IB_DISABLE"], "0");
+  EXPECT_EQ(env["NCCL_IB_GID_INDEX"], "3");
+  // A prefix that no wanted name starts with cannot define them.
+  const auto prefixed = CheckedMutate(
+      Yaml(Pod("sriov", "    envFrom: [{prefix: HF_, secretRef: {name: hub-token}}]\n")));
+  env = Env(prefixed.result["spec"]["containers"][1]);
+  EXPECT_EQ(env["NCCL_SOCKET_IFNAME"], "eth1");
+  EXPECT_EQ(env["NCCL_DEBUG"], "INFO");
+}
+
 TEST(MutateSriov, OverrideRenamesAttachedInterface) {
   const auto m = CheckedMutate(
       Yaml(Pod("override", "",
