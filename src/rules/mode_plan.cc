@@ -325,9 +325,12 @@ void Draft::Attach(const nccl::NetworkAttachment& want) {
                      "' and the namespace policy attaches it as '" + want.interface +
                      "', which another network already uses",
                  true);
+      } else if (KnobNames(t, have.interface)) {
+        // A rename carries no knob along, so none happens when a knob names the old interface,
+        // under either onConflict: the attachment, the VF and NCCL's bootstrap interface agree,
+        // and a rejection would deny a pod that works.
       } else if (ns.on_conflict == policy::OnConflict::kOverride) {
-        // A rename carries no knob along: it happens only when no knob names the old interface.
-        if (!KnobNames(t, have.interface)) renames.push_back({have.item, want.interface});
+        renames.push_back({have.item, want.interface});
       } else {
         Conflict(nets.pointer,
                  "network '" + want.name + "' is attached as '" + have.interface +
@@ -339,9 +342,13 @@ void Draft::Attach(const nccl::NetworkAttachment& want) {
   }
   for (const auto& have : nets.all) {
     if (want.explicit_interface && have.interface == want.interface) {
+      // Networks of one name in two namespaces are two networks: the message names both.
+      const auto named = [&](const nccl::NetworkAttachment& a) {
+        return have.ns == want.ns ? a.name : a.ns + "/" + a.name;
+      };
       Conflict(nets.pointer,
-               "interface '" + want.interface + "' is taken by network '" + have.name +
-                   "', but the namespace policy plugs '" + want.name + "' in as '" +
+               "interface '" + want.interface + "' is taken by network '" + named(have) +
+                   "', but the namespace policy plugs '" + named(want) + "' in as '" +
                    want.interface + "'",
                true);
       return;
@@ -380,6 +387,8 @@ bool SameEnvValue(std::string_view name, std::string_view value, std::string_vie
                   const std::vector<std::string>& interfaces, bool host_network) {
   if (name == "NCCL_SOCKET_IFNAME")
     return SameSocketIfname(value, wanted, interfaces, host_network);
+  // NCCL skips an empty value and keeps the default, which for NCCL_IB_DISABLE is 0.
+  if (name == "NCCL_IB_DISABLE" && value.empty()) value = "0";
   if (IsInteger(value) && IsInteger(wanted))
     return std::stoll(std::string(value)) == std::stoll(std::string(wanted));
   // NCCL reads these with strcasecmp: `info` and `INFO` are one debug level, `ib` and `IB` one
@@ -387,6 +396,18 @@ bool SameEnvValue(std::string_view name, std::string_view value, std::string_vie
   if (name == "NCCL_DEBUG" || name == "NCCL_DEBUG_SUBSYS" || name == "NCCL_NET")
     return EqualsIgnoreCase(value, wanted);
   return value == wanted;
+}
+
+std::string UnknownNicClaim(const workload::PodTemplate& t, const policy::Policy& policy,
+                            const TemplateNetworks& nets, bool gpu_only) {
+  for (const auto& c : t.containers) {
+    if (gpu_only && !c.gpu) continue;
+    for (const auto& r : c.ResourceNames())
+      if (c.Claim(r) > 0 && !policy.IsGpuResource(r) && !policy.IsRdmaDeviceResource(r) &&
+          !nets.nads.IsVfResource(r) && LooksLikeNicResource(r))
+        return r;
+  }
+  return {};
 }
 
 TemplatePlan PlanTemplate(const workload::PodTemplate& t, const policy::Policy& policy,
@@ -400,13 +421,19 @@ TemplatePlan PlanTemplate(const workload::PodTemplate& t, const policy::Policy& 
   // A DRA claim whose devices are unknown may hold NICs: a device-plugin VF next to them would
   // give the pod two sets of NICs, so nothing is planned until the claim can be read.
   if (nets.dra.unknown) return {};
+  // Likewise a GPU container's NIC resource that no policy list names (unknown-nic-resource).
+  if (!UnknownNicClaim(t, policy, nets, true).empty()) return {};
   Draft d(t, policy, ns, pod_ns, nets);
   d.plan.applies = true;
   // Own rails: VFs claimed and networks attached, none of them the policy's (e.g. 8 rails of
   // the cluster's own), or NICs the platform attaches. They are kept as they are.
+  // A policy network is a NAD of one namespace (the pod's unless it names one): `default/net`
+  // in another namespace's pod is another NAD of the same name, one of the cluster's own.
   const auto is_policy_network = [&](const nccl::NetworkAttachment& a) {
     return std::any_of(ns.sriov.networks.begin(), ns.sriov.networks.end(),
-                       [&](const policy::SriovNetwork& n) { return n.network == a.name; });
+                       [&](const policy::SriovNetwork& n) {
+                         return n.network == a.name && (n.ns.empty() ? pod_ns : n.ns) == a.ns;
+                       });
   };
   const bool claims_vf =
       t.TotalClaimWhere([&](const std::string& r) { return policy.IsVfResource(r); }) > 0;

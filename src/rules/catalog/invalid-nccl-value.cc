@@ -23,7 +23,9 @@ void InvalidNcclValue(const Context& ctx, const Rule& rule, Findings& out) {
     for (const auto* c : f.gpu)
       for (const auto& var : kChecks) {
         const auto* v = c->FindEnv(var.name);
-        if (v == nullptr || !v->value) continue;
+        // An empty value is no value to NCCL (ncclLoadParam and ncclGetLevel read a variable
+        // only when it is non-empty): its default holds, as when the variable is unset.
+        if (v == nullptr || !v->value || v->value->empty()) continue;
         const auto result = var.check(*v->value);
         if (result.valid) continue;
         rule.Report(out, EnvPointer(*c, *v), "container '" + c->name + "': " + result.problem + ".",

@@ -18,18 +18,6 @@ std::map<std::string, long long> NadNeeds(const TemplateFacts& f) {
   return needs;
 }
 
-// A claimed resource that looks like a NIC but that no policy list or NAD names
-// (koordinator.sh/rdma, a vendor's VF pool): it may be the very VF a policy network plugs in,
-// so the policy's count of VFs proves nothing. "" when there is none.
-std::string UnknownNicClaim(const Context& ctx, const TemplateFacts& f) {
-  for (const auto& c : f.t->containers)
-    for (const auto& r : c.ResourceNames())
-      if (c.Claim(r) > 0 && !ctx.policy.IsGpuResource(r) && !ctx.policy.IsRdmaDeviceResource(r) &&
-          !f.networks.nads.IsVfResource(r) && LooksLikeNicResource(r))
-        return r;
-  return {};
-}
-
 void NetworkWithoutVf(const Context& ctx, const Rule& rule, Findings& out) {
   for (const auto& f : ctx.templates) {
     // A DRA driver's NICs need no device-plugin VF.
@@ -83,7 +71,7 @@ void NetworkWithoutVf(const Context& ctx, const Rule& rule, Findings& out) {
     if (others <= vfs) continue;
     const std::string res =
         ctx.policy.vf_resources.empty() ? "rdma/vf" : ctx.policy.vf_resources.front();
-    const std::string unknown = UnknownNicClaim(ctx, f);
+    const std::string unknown = UnknownNicClaim(*f.t, ctx.policy, f.networks, false);
     const std::string unsure_here =
         unknown.empty() ? unsure
                         : " (but the pod claims " + unknown +

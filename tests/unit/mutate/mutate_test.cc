@@ -223,35 +223,83 @@ TEST(MutateSriov, OverrideRenamesAttachedInterface) {
 // A rename carries no knob along, so it happens only when no knob names the old interface:
 // renaming Multus's `net1` to `eth1` while NCCL_SOCKET_IFNAME=net1 stays would make /validate
 // deny the object /mutate produced (ifname-not-attached), and the job could not bootstrap.
-TEST(MutateSriov, OverrideKeepsAnInterfaceAKnobNames) {
+// Under onConflict: reject the same attachment is no conflict: the webhook would keep it under
+// override too, and the VF, the interface and NCCL's bootstrap agree.
+TEST(MutateSriov, KeepsAnInterfaceAKnobNamesUnderOverrideAndReject) {
   const std::string annotation =
       "  annotations:\n    k8s.v1.cni.cncf.io/networks: sriov-rdma-net\n";
   const std::string caps = "    securityContext: {capabilities: {add: [IPC_LOCK]}}\n";
-  for (const std::string knob : {
-           "    env: [{name: NCCL_SOCKET_IFNAME, value: net1}]\n",   // the auto name, exactly
-           "    env: [{name: NCCL_SOCKET_IFNAME, value: net}]\n",    // a prefix of it
-           "    env: [{name: NCCL_SOCKET_IFNAME, value: ^net1}]\n",  // excluded by name
-           "    command: [bash, -c, 'export NCCL_SOCKET_IFNAME=net1; torchrun train.py']\n",
-       }) {
-    const json pod = Yaml(Pod("override", knob + caps, annotation));
-    const auto m = CheckedMutate(pod);
-    EXPECT_EQ(m.result["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"], "sriov-rdma-net")
-        << knob;
-    const auto errors = [](const rules::Diagnosis& d) {
-      std::set<std::string> ids;
-      for (const auto& f : d.findings)
-        if (f.severity == rules::Severity::kError) ids.insert(f.rule);
-      return ids;
-    };
-    const auto before = errors(rules::Diagnose(pod, TestPolicy(), "default"));
-    for (const auto& id : errors(rules::Diagnose(m.result, TestPolicy(), "default")))
-      EXPECT_EQ(before.count(id), 1u) << "self-denial: " << id << " with " << knob;
+  const auto errors = [](const rules::Diagnosis& d) {
+    std::set<std::string> ids;
+    for (const auto& f : d.findings)
+      if (f.severity == rules::Severity::kError) ids.insert(f.rule);
+    return ids;
+  };
+  for (const char* ns : {"override", "sriov"}) {
+    for (const std::string knob : {
+             "    env: [{name: NCCL_SOCKET_IFNAME, value: net1}]\n",   // the auto name, exactly
+             "    env: [{name: NCCL_SOCKET_IFNAME, value: net}]\n",    // a prefix of it
+             "    env: [{name: NCCL_SOCKET_IFNAME, value: ^net1}]\n",  // excluded by name
+             "    command: [bash, -c, 'export NCCL_SOCKET_IFNAME=net1; torchrun train.py']\n",
+         }) {
+      const json pod = Yaml(Pod(ns, knob + caps, annotation));
+      const auto m = CheckedMutate(pod);
+      EXPECT_EQ(m.result["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"],
+                "sriov-rdma-net")
+          << ns << knob;
+      EXPECT_NE(m.patch, json::array()) << "the rest of the mode is planned: " << ns << knob;
+      const auto before = errors(rules::Diagnose(pod, TestPolicy(), "default"));
+      EXPECT_EQ(before.count("policy-conflict"), 0u) << ns << knob;
+      for (const auto& id : errors(rules::Diagnose(m.result, TestPolicy(), "default")))
+        EXPECT_EQ(before.count(id), 1u) << "self-denial: " << id << " with " << ns << knob;
+    }
   }
   // A knob that does not name the old interface leaves the rename as it was.
   const auto renamed = CheckedMutate(Yaml(
       Pod("override", "    env: [{name: NCCL_SOCKET_IFNAME, value: eth}]\n" + caps, annotation)));
   EXPECT_EQ(renamed.result["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"],
             "sriov-rdma-net@eth1");
+}
+
+// unknown-nic-resource says the webhook does not plan for such a template: a VF of the policy's
+// beside a scheduler's own NIC resource would be a second VF, and a Pending pod.
+TEST(MutateSriov, ATemplateClaimingAnUnknownNicResourceIsLeftAsWritten) {
+  const std::string pod =
+      "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  namespace: sriov\n"
+      "  annotations: {k8s.v1.cni.cncf.io/networks: node-vf-conf}\n"
+      "spec:\n  containers:\n  - name: trainer\n    image: x\n"
+      "    resources: {limits: {nvidia.com/gpu: 8, koordinator.sh/rdma: 100}}\n";
+  for (const char* ns : {"sriov", "override"}) {
+    std::string text = pod;
+    text.replace(text.find("namespace: sriov"), 16, std::string("namespace: ") + ns);
+    EXPECT_EQ(CheckedMutate(Yaml(text)).patch, json::array()) << ns;
+  }
+}
+
+// A policy network is a NAD of the pod's namespace: `default/sriov-rdma-net` is another NAD of
+// the same name, the template's own rail, kept as written beside its VF claim.
+TEST(MutateSriov, ANetworkOfTheSameNameInAnotherNamespaceIsAnOwnRail) {
+  const std::string annotation =
+      "  annotations:\n    k8s.v1.cni.cncf.io/networks: default/sriov-rdma-net@eth1\n";
+  std::string with_vf = Pod("sriov", "", annotation);
+  with_vf.replace(with_vf.find("nvidia.com/gpu: 8}"), 18, "nvidia.com/gpu: 8, rdma/vf: 1}");
+  const auto own = CheckedMutate(Yaml(with_vf));
+  EXPECT_EQ(own.result["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"],
+            "default/sriov-rdma-net@eth1");
+  EXPECT_EQ(own.result["spec"]["containers"][1]["resources"]["limits"]["rdma/vf"], 1);
+  EXPECT_EQ(own.result["spec"]["containers"][1]["securityContext"]["capabilities"]["add"],
+            json::array({"IPC_LOCK"}));
+}
+
+// NCCL skips an empty value: NCCL_IB_DISABLE="" is its default 0, what the mode sets, so no
+// conflict and no invalid-nccl-value.
+TEST(MutateSriov, AnEmptyIbDisableIsTheDefaultTheModeWants) {
+  const auto m =
+      CheckedMutate(Yaml(Pod("sriov", "    env: [{name: NCCL_IB_DISABLE, value: \"\"}]\n")));
+  EXPECT_NE(m.patch, json::array());
+  EXPECT_EQ(Env(m.result["spec"]["containers"][1])["NCCL_IB_DISABLE"], "");
+  const auto d = rules::Diagnose(m.result, TestPolicy(), "default");
+  for (const auto& f : d.findings) EXPECT_NE(f.severity, rules::Severity::kError) << f.rule;
 }
 
 // Found by tests/fuzz/fuzz_mutate (no self-denial): an annotation Multus cannot read is left

@@ -159,6 +159,17 @@ TEST(PlanTemplate, AnAnnotationMultusCannotReadIsNotEditedAndBlocks) {
   EXPECT_TRUE(plan.Blocks());
 }
 
+// Without a VF of its own `default/sriov-rdma-net` is no own rail: the policy's network cannot
+// take eth1, and the message names both NADs with their namespaces.
+TEST(PlanTemplate, AnInterfaceTakenByANetworkOfAnotherNamespaceNamesBoth) {
+  const auto plan =
+      PlanPod("sriov-ns", "", "    k8s.v1.cni.cncf.io/networks: default/sriov-rdma-net@eth1\n");
+  ASSERT_EQ(plan.conflicts.size(), 1u);
+  EXPECT_EQ(plan.conflicts[0].message,
+            "interface 'eth1' is taken by network 'default/sriov-rdma-net', but the namespace "
+            "policy plugs 'sriov-ns/sriov-rdma-net' in as 'eth1'");
+}
+
 TEST(PlanTemplate, ATemplateOnAnotherPathIsNotPlanned) {
   const auto plan = PlanPod("sriov-ns", "  hostNetwork: true\n");
   EXPECT_FALSE(plan.applies);

@@ -83,6 +83,13 @@ TemplateNetworks ReadNetworks(const workload::PodTemplate& t,
 policy::Path TemplatePath(const workload::PodTemplate& t, const policy::Policy& policy,
                           const policy::NamespacePolicy& ns_policy, const TemplateNetworks& nets);
 
+// The first resource a container of `t` claims that looks like an RDMA NIC or VF but that no
+// policy list or NAD of `nets` names (koordinator.sh/rdma, a vendor's VF pool), "" when none;
+// `gpu_only` looks at GPU containers alone. Its path cannot be told, so nothing is planned
+// around it: the webhook's VF could be a second one.
+std::string UnknownNicClaim(const workload::PodTemplate& t, const policy::Policy& policy,
+                            const TemplateNetworks& nets, bool gpu_only);
+
 // The plan for a template; `nets` and `path` are computed once by the caller (diagnosis or
 // mutation), so the annotation is parsed once per template and request.
 TemplatePlan PlanTemplate(const workload::PodTemplate& t, const policy::Policy& policy,
