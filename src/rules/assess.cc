@@ -43,6 +43,10 @@ Assessment Assess(const workload::Workload& w, const policy::Policy& policy,
     ta.t = &t;
     ta.networks = ReadNetworks(t, ns, w.ns);
     ta.networks.dra = std::move(dra[i]);
+    // The gIB plugin beside a DRA claim of RDMA NICs (GKE's DRANET) runs over the claim's NICs:
+    // the claim, not the platform, brings them, and the template is on the dra path.
+    if (ta.networks.platform_from_plugin && !ta.networks.dra.nic.empty())
+      ta.networks.platform.clear();
     std::vector<std::string> claimed;
     for (const auto& c : t.containers)
       for (auto& r : c.ResourceNames()) claimed.push_back(std::move(r));

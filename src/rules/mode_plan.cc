@@ -380,6 +380,7 @@ TemplateNetworks ReadNetworks(const workload::PodTemplate& t,
   auto platform = ReadPlatformNics(t);
   nets.platform = std::move(platform.sign);
   nets.platform_interfaces = std::move(platform.interfaces);
+  nets.platform_from_plugin = platform.from_plugin;
   return nets;
 }
 

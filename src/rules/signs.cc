@@ -70,6 +70,17 @@ int InjectionAnnotation(const PodTemplate& t) {
   return found;
 }
 
+// The last path segment of an image reference, without its tag or digest:
+// `registry:5000/ai/nccl-plugin-gib:v1.0.6@sha256:...` is `nccl-plugin-gib`.
+std::string_view ImageRepository(std::string_view image) {
+  if (const auto at = image.find('@'); at != std::string_view::npos) image = image.substr(0, at);
+  if (const auto slash = image.rfind('/'); slash != std::string_view::npos)
+    image = image.substr(slash + 1);
+  if (const auto colon = image.find(':'); colon != std::string_view::npos)
+    image = image.substr(0, colon);
+  return image;
+}
+
 }  // namespace
 
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
@@ -160,6 +171,7 @@ PlatformNics ReadPlatformNics(const PodTemplate& t) {
     if (net != nullptr && net->value && EqualsIgnoreCase(*net->value, "gIB")) {
       out.sign = "container '" + c.name +
                  "' sets NCCL_NET=gIB (GKE GPUDirect-RDMA): " + "platform-attached NICs";
+      out.from_plugin = true;
       return out;
     }
   }
@@ -169,9 +181,10 @@ PlatformNics ReadPlatformNics(const PodTemplate& t) {
   // Only the plugin image itself: a gIB diagnostic or test image also runs jobs without RDMA
   // NICs (an IMEX-only NVLink test); such a job's NICs, when it has them, show in its DRA claim.
   for (const auto& image : images)
-    if (Contains(image, "nccl-plugin-gib")) {
+    if (ImageRepository(image) == "nccl-plugin-gib") {
       out.sign = "image " + image +
                  " is GKE's gIB NCCL plugin (GPUDirect-RDMA): " + "platform-attached NICs";
+      out.from_plugin = true;
       return out;
     }
   return out;

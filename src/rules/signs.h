@@ -18,6 +18,9 @@ std::string PluginSign(const workload::PodTemplate& t);
 struct PlatformNics {
   std::string sign;                     // evidence line, "" when the platform attaches none
   std::vector<std::string> interfaces;  // interfaceName of every networking.gke.io entry
+  // The sign is the gIB plugin (NCCL_NET or its image), which says which transport runs but not
+  // who attaches the NICs: a DRA claim of RDMA NICs beside it is what brings them.
+  bool from_plugin = false;
 };
 PlatformNics ReadPlatformNics(const workload::PodTemplate& t);
 

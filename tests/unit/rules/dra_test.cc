@@ -85,6 +85,30 @@ TEST(Dra, AClaimOfRdmaNicsPutsTheTemplateOnTheDraPath) {
   EXPECT_TRUE(c.d.findings.empty()) << c.AllFindings();
 }
 
+// The gIB plugin says which transport NCCL runs, not who brings the NICs: beside a claim of RDMA
+// NICs (GKE's DRANET) the claim does, and the template is on the dra path. Its diagnostic image
+// alone is no sign at all (it also runs NVLink-only tests).
+TEST(Dra, TheGibPluginBesideAClaimOfRdmaNicsIsTheDraPath) {
+  const std::string catalogue =
+      std::string(kDeviceClasses) + "---\n" + Template("devs", kRdmaNicRequest);
+  const std::string gib = "registry.example/ai/gpudirect-gib/nccl-plugin-gib";
+  for (const std::string& spec : {
+           "  initContainers: [{name: gib, image: '" + gib + ":v1.0.6'}]\n",
+           "  initContainers: [{name: gib, image: '" + gib + "-diagnostic:v1.0.6'}]\n",
+       }) {
+    const Case c("team-a", catalogue, kIpcLock, "{nvidia.com/gpu: 8}", spec);
+    EXPECT_EQ(c.d.path, Path::kDra) << spec << c.AllEvidence();
+  }
+  // Without the claim, the plugin's own image is GKE's platform NICs; the diagnostic image is
+  // none of them.
+  const Case plugin("team-a", kDeviceClasses, kIpcLock, "{nvidia.com/gpu: 8}",
+                    "  initContainers: [{name: gib, image: '" + gib + ":v1.0.6'}]\n");
+  EXPECT_EQ(plugin.d.path, Path::kSriov) << plugin.AllEvidence();
+  const Case diagnostic("team-a", kDeviceClasses, kIpcLock, "{nvidia.com/gpu: 8}",
+                        "  initContainers: [{name: gib, image: '" + gib + "-diagnostic:v1'}]\n");
+  EXPECT_NE(diagnostic.d.path, Path::kSriov) << diagnostic.AllEvidence();
+}
+
 TEST(Dra, IpcLockIsStillRequiredOnTheDraPath) {
   const Case c("team-a", std::string(kDeviceClasses) + "---\n" + Template("devs", kRdmaNicRequest));
   EXPECT_EQ(c.d.path, Path::kDra);

@@ -70,6 +70,7 @@ struct TemplateNetworks {
   std::string plugin;    // evidence of a non-verbs NCCL network plugin, "" when none
   std::string platform;  // evidence of platform-attached RDMA NICs (GKE), "" when none
   std::vector<std::string> platform_interfaces;  // interfaces the platform attaches
+  bool platform_from_plugin = false;  // `platform` rests on the gIB plugin alone (PlatformNics)
   TemplateDra dra;  // what its DRA claims hold, read through the catalogue (Assess fills it)
   // What decides each of `all`: the policy, its NAD or nothing (Assess fills it; empty when the
   // caller read the annotation alone, and then only the policy decides).
