@@ -25,12 +25,26 @@ std::string WhyUnchanged(const workload::Workload& w, const mutate::Mutation& m,
   const bool conflict =
       std::any_of(result.findings.begin(), result.findings.end(),
                   [](const rules::Finding& f) { return f.rule == "policy-conflict"; });
+  const auto unknown_nic =
+      std::find_if(result.findings.begin(), result.findings.end(),
+                   [](const rules::Finding& f) { return f.rule == "unknown-nic-resource"; });
+  if (unknown_nic != result.findings.end())
+    return "a GPU container claims a NIC resource the policy does not know, so the webhook "
+           "plans nothing for it (unknown-nic-resource: " +
+           unknown_nic->fix + ")";
   if (result.path == policy::Path::kNone && !conflict) {
+    // The last evidence line is the reading that concludes (no RDMA path, GPUs only through
+    // DRA claims); the first is only the first sign seen.
     std::string why = "not judged as an RDMA workload";
-    if (!result.evidence.empty()) why += ": " + result.evidence.front();
+    if (!result.evidence.empty()) why += ": " + result.evidence.back();
     return why;
   }
   const std::string mode(policy::ToString(ns.mode));
+  if (result.path != policy::Path::kNone && result.path != policy::Path::kUnknown &&
+      result.path != policy::Path::kMixed && result.path != policy::ModePath(ns.mode))
+    return "it is on the " + std::string(policy::ToString(result.path)) + " path, not " + where +
+           "'s mode " + mode +
+           ": a template on another path is left as written, and allowedPaths judges it";
   if (result.Count(Severity::kError) > 0)
     return "what it sets conflicts with " + where + "'s mode " + mode +
            ", so the webhook leaves it as written for validation to judge";

@@ -160,6 +160,28 @@ def test_mutate_names_the_errors_behind_exit_1(write):
     assert re.search(rf"^error: {re.escape(str(p))}#0: [a-z-]+: ", r.err, re.M), r
 
 
+def test_mutate_says_a_template_on_another_path_is_left_as_written(write):
+    # an EFA pod in an sriov namespace: the plugin path, not the mode's
+    efa = m._pod("efa", [m._trainer({"nvidia.com/gpu": 8, "vpc.amazonaws.com/efa": 4},
+                                    [("FI_PROVIDER", "efa")])])
+    p = write(efa, "efa.yaml")
+    r = rw("mutate", "-o", "patch", "--policy", POLICIES / "sriov.yaml", p)
+    assert r.out == "[]\n", r
+    assert (f"note: {p}#0: unchanged: it is on the plugin path, not namespace team-a's mode "
+            "sriov: a template on another path is left as written") in r.err, r
+
+
+def test_mutate_says_it_plans_nothing_around_an_unknown_nic_resource(write):
+    pod = m._pod("koord", [m._trainer({"nvidia.com/gpu": 8, "example.com/rdma_vf": 1}, [])],
+                 annotations={"k8s.v1.cni.cncf.io/networks": "node-vf-net"})
+    p = write(pod, "pod.yaml")
+    r = rw("mutate", "-o", "patch", "--policy", POLICIES / "sriov.yaml", p)
+    assert r.out == "[]\n", r
+    assert (f"note: {p}#0: unchanged: a GPU container claims a NIC resource the policy does "
+            "not know, so the webhook plans nothing for it (unknown-nic-resource: add "
+            "example.com/rdma_vf to the policy's resources.vf") in r.err, r
+
+
 def test_mutate_is_silent_about_what_it_changed_cleanly(write):
     p = write(m.edit(m.sriov, lambda d: d["metadata"].pop("annotations")), "job.yaml")
     r = rw("mutate", "-o", "patch", "--policy", POLICIES / "sriov.yaml", p)
