@@ -15,6 +15,33 @@ using nlohmann::json;
 
 std::string Kind(const json& v) { return codec::TypeName(v); }
 
+// A value a templating step fills and has not filled yet: `${GPUS}`, `$GPUS`, `__NUM_NODES__`,
+// `<num-gpus>`, or an upper-case name (`PLACEHOLDER_GPUS`, `NUM_NODES`), which is never a number
+// or a quantity.
+bool LooksLikePlaceholder(std::string_view s) {
+  if (s.size() < 2) return false;
+  if (s.front() == '$' || (s.front() == '<' && s.back() == '>')) return true;
+  if (s.size() > 4 && s.substr(0, 2) == "__" && s.substr(s.size() - 2) == "__") return true;
+  const auto upper = [](char c) { return (c >= 'A' && c <= 'Z') || c == '_'; };
+  return upper(s.front()) && s.find('_') != std::string_view::npos &&
+         std::all_of(s.begin(), s.end(),
+                     [&](char c) { return upper(c) || (c >= '0' && c <= '9'); });
+}
+
+constexpr const char* kPlaceholderHint =
+    " (a template variable not substituted yet: run envsubst, or the templating that fills it, "
+    "first)";
+
+// "must be an integer, got ..." with the value when it is a placeholder left in.
+std::string NotAnInteger(const json& v) {
+  std::string got = "must be an integer, got " + Kind(v);
+  if (v.is_string() && LooksLikePlaceholder(v.get_ref<const std::string&>())) {
+    const auto& text = v.get_ref<const std::string&>();
+    got += " '" + (text.size() > 64 ? text.substr(0, 64) + "..." : text) + "'" + kPlaceholderHint;
+  }
+  return got;
+}
+
 // Where a field is: its RFC 6901 pointer as a chain of tokens on the stack, written out only
 // when an error names it. Building every pointer eagerly cost a review several allocations per
 // environment variable, for errors that almost never happen.
@@ -87,8 +114,7 @@ class Reader {
   std::optional<long long> Integer(std::string_view key) const {
     const json* v = Field(key);
     if (v == nullptr) return std::nullopt;
-    if (!v->is_number_integer())
-      throw ManifestError(Child(key).str(), "must be an integer, got " + Kind(*v));
+    if (!v->is_number_integer()) throw ManifestError(Child(key).str(), NotAnInteger(*v));
     return v->get<long long>();
   }
 
@@ -146,12 +172,8 @@ std::map<std::string, long long> ReadQuantities(const json* m, const Where& wher
       throw ManifestError(field.str(), "must be a quantity, got " + Kind(*it));
     }
     if (!count) {
-      // `${GPU_PER_NODE}` or `$GPUS`: a file of a templating step, not yet substituted.
-      const std::string hint =
-          !text.empty() && text.front() == '$'
-              ? " (a variable not substituted yet: run envsubst, or the templating that fills "
-                "it, first)"
-              : "";
+      // `${GPU_PER_NODE}` or `__GPUS__`: a file of a templating step, not yet substituted.
+      const std::string hint = LooksLikePlaceholder(text) ? kPlaceholderHint : "";
       throw ManifestError(
           field.str(),
           (text.empty() ? std::string()
@@ -499,7 +521,7 @@ namespace {
 long long CountAt(const json& value, const std::string& pointer, bool strict, long long fallback) {
   if (value.is_number_integer()) return value.get<long long>();
   if (!strict) return fallback;
-  throw ManifestError(pointer, "must be an integer, got " + Kind(value));
+  throw ManifestError(pointer, NotAnInteger(value));
 }
 
 bool Below(const std::string& t, const std::string& scope, bool or_at) {

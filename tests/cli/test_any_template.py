@@ -306,10 +306,21 @@ def test_an_unsubstituted_quantity_shows_its_value_and_says_what_it_is(tmp_path)
         assert r.rc == 2, r
         return r.err
 
-    err = check_limit("${GPU_PER_NODE}")
-    assert "'${GPU_PER_NODE}' is not a valid quantity (a variable not substituted yet" in err, err
+    for placeholder in ("${GPU_PER_NODE}", "__GPUS_PER_NODE__", "PLACEHOLDER_NUM_GPU", "<gpus>"):
+        err = check_limit(placeholder)
+        assert (f"'{placeholder}' is not a valid quantity (a template variable not substituted "
+                "yet") in err, err
     err = check_limit("eight")
     assert "'eight' is not a valid quantity" in err and "not substituted yet" not in err, err
+    # A count field says the same of its placeholder (GKE's JobSet recipes write __NUM_NODES__).
+    f = tmp_path / "n.yaml"
+    f.write_text("apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec:\n"
+                 "  parallelism: __NUM_NODES__\n  template:\n    spec:\n      containers:\n"
+                 "        - {name: t, image: x}\n")
+    r = rw("check", "--policy", POLICIES / "off.yaml", f)
+    assert r.rc == 2, r
+    assert ("/spec/parallelism: must be an integer, got a string '__NUM_NODES__' (a template "
+            "variable not substituted yet") in r.err, r
 
 
 def test_a_broken_file_without_template_markers_keeps_the_yaml_error(tmp_path):
