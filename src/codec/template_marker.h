@@ -1,7 +1,8 @@
 #pragma once
 // Text that is a template for YAML rather than YAML: a Helm (Go template) chart file or an
-// envsubst file. Such a file breaks the YAML reader at a place that has nothing wrong with it
-// as a template, so the reader says what the file is instead of how YAML failed.
+// envsubst file; or a file left in the middle of a git merge. Such a file breaks the YAML reader
+// at a place that has nothing wrong with it as a template, so the reader says what the file is
+// instead of how YAML failed.
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -10,11 +11,13 @@
 namespace rw::codec {
 
 struct TemplateMarker {
+  enum class Kind { kHelm, kEnvsubst, kMergeConflict };
   std::size_t line = 0;  // 1-based line of `text` where the first marker is
-  bool helm = false;     // `{{ ... }}`; else an envsubst `${NAME}`
+  Kind kind = Kind::kEnvsubst;
 };
 
-// The first `{{ ... }}` (on one line) in `text`, else the first `${NAME}`; nullopt when none.
+// The first line that opens an unresolved git merge conflict (`<<<<<<< `), else the first
+// `{{ ... }}` (on one line) in `text`, else the first `${NAME}`; nullopt when none.
 std::optional<TemplateMarker> FindTemplateMarker(std::string_view text);
 
 // The one-line reading error for a document that is a template (`first_line`: the document's

@@ -255,6 +255,23 @@ spec:
           {{- toYaml .Values.resources | nindent 10 }}
 """
 
+# A file published in the middle of a merge: YAML fails at `=======`, which is no error of
+# the YAML as either side wrote it.
+MERGED = """apiVersion: v1
+kind: Pod
+metadata:
+  name: train
+spec:
+  containers:
+    - name: trainer
+<<<<<<< HEAD
+      image: registry.example.com/ml/train:1.0
+=======
+      image: registry.example.com/ml/train:1.1
+>>>>>>> upgrade-image
+      resources: {limits: {nvidia.com/gpu: 8}}
+"""
+
 ENVSUBST = """apiVersion: v1
 kind: Pod
 metadata:
@@ -284,6 +301,7 @@ spec:
     (HELM, "a Helm (Go template) file, not YAML"),
     (HELM_VALID_YAML, "a Helm (Go template) file, not YAML"),
     (ENVSUBST, "an envsubst template, not YAML"),
+    (MERGED, "line 8: an unresolved git merge conflict"),
 ])
 def test_a_template_file_says_what_it_is_in_one_line(tmp_path, text, words):
     f = tmp_path / "t.yaml"
