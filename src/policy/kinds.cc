@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <utility>
 
 #include "rdma_webhook/policy/policy.h"
 
@@ -38,6 +39,14 @@ WorkloadKind TrainerRuntime(const char* kind) {
           .replicas = {{jobs + "/replicas"}, {jobs + "/template/spec/parallelism"}}};
 }
 
+// A KubeRay worker group's pods (GetWorkerGroupDesiredReplicas in ray-operator's utils): its
+// replicas, raised to minReplicas and capped at maxReplicas, times numOfHosts. An absent
+// `replicas` is 1 here, not the CRD's 0: the autoscaler adds workers to such a group.
+ReplicaCount RayWorkers(std::string at) {
+  return {
+      .at = std::move(at), .floor = "minReplicas", .ceiling = "maxReplicas", .times = "numOfHosts"};
+}
+
 }  // namespace
 
 std::vector<ReplicaCount> DefaultReplicaCounts(const std::vector<std::string>& templates) {
@@ -56,7 +65,7 @@ std::vector<ReplicaCount> DefaultReplicaCounts(const std::vector<std::string>& t
       const std::string token = pattern.substr(start, end - start);
       add({prefix + "/parallelism"});
       if (depth >= 2) add({prefix + "/replicas"});
-      if (token == "workerTemplate") add({prefix + "/size", "workerTemplate", 1});
+      if (token == "workerTemplate") add({prefix + "/size", "workerTemplate", 1, "leaderTemplate"});
       prefix += "/" + token;
       start = end + 1;
     }
@@ -105,34 +114,35 @@ const std::vector<WorkloadKind>& BuiltinKinds() {
        .templates = {"/spec/replicatedJobs/*/template/spec/template"},
        .replicas = {{"/spec/replicatedJobs/*/replicas"},
                     {"/spec/replicatedJobs/*/template/spec/parallelism"}}},
-      // `/spec/replicas` counts independent groups; `size` is a group's pods, its leader one.
+      // `/spec/replicas` counts independent groups; `size` is a group's pods, its leader one,
+      // made from the leaderTemplate when there is one and else from the workerTemplate.
       {.group = "leaderworkerset.x-k8s.io",
        .kind = "LeaderWorkerSet",
        .templates = {"/spec/leaderWorkerTemplate/leaderTemplate",
                      "/spec/leaderWorkerTemplate/workerTemplate"},
-       .replicas = {{"/spec/leaderWorkerTemplate/size", "workerTemplate", 1}}},
+       .replicas = {{"/spec/leaderWorkerTemplate/size", "workerTemplate", 1, "leaderTemplate"}}},
       {.group = "ray.io",
        .kind = "RayJob",
        .templates = {"/spec/rayClusterSpec/headGroupSpec/template",
                      "/spec/rayClusterSpec/workerGroupSpecs/*/template"},
-       .replicas = {{"/spec/rayClusterSpec/workerGroupSpecs/*/replicas"}}},
+       .replicas = {RayWorkers("/spec/rayClusterSpec/workerGroupSpecs/*/replicas")}},
       {.group = "ray.io",
        .kind = "RayCluster",
        .templates = {"/spec/headGroupSpec/template", "/spec/workerGroupSpecs/*/template"},
-       .replicas = {{"/spec/workerGroupSpecs/*/replicas"}}},
+       .replicas = {RayWorkers("/spec/workerGroupSpecs/*/replicas")}},
       // KubeRay's RayService keeps a whole RayCluster spec under rayClusterConfig.
       {.group = "ray.io",
        .kind = "RayService",
        .templates = {"/spec/rayClusterConfig/headGroupSpec/template",
                      "/spec/rayClusterConfig/workerGroupSpecs/*/template"},
-       .replicas = {{"/spec/rayClusterConfig/workerGroupSpecs/*/replicas"}}},
+       .replicas = {RayWorkers("/spec/rayClusterConfig/workerGroupSpecs/*/replicas")}},
       // AIBrix: a fleet of Ray clusters, each made from spec.template (a RayCluster spec); the
       // fleet's own `/spec/replicas` counts independent clusters.
       {.group = "orchestration.aibrix.ai",
        .kind = "RayClusterFleet",
        .templates = {"/spec/template/spec/headGroupSpec/template",
                      "/spec/template/spec/workerGroupSpecs/*/template"},
-       .replicas = {{"/spec/template/spec/workerGroupSpecs/*/replicas"}}},
+       .replicas = {RayWorkers("/spec/template/spec/workerGroupSpecs/*/replicas")}},
       // sgl-project/rbg: each role's full pod template. A role on a LeaderWorkerSet carries only
       // patches of the leader and worker templates (not templates), and a role's replicas may
       // be independent StatefulSet pods, so the kind is not read as one multi-node job.

@@ -530,22 +530,57 @@ bool Below(const std::string& t, const std::string& scope, bool or_at) {
          t[scope.size()] == '/';
 }
 
+// The count of `count` in the object at `parent` (which holds `leaf`), bounded and multiplied
+// by the siblings the count names; nullopt when it says nothing there.
+std::optional<long long> CountIn(const json& holder, const std::string& parent,
+                                 const std::string& leaf, const policy::ReplicaCount& count) {
+  const auto sibling = [&](const std::string& name) -> std::optional<long long> {
+    if (name.empty()) return std::nullopt;
+    const auto it = holder.find(name);
+    if (it == holder.end() || it->is_null()) return std::nullopt;
+    return CountAt(*it, parent + "/" + name, !count.guessed, 1);
+  };
+  const auto own = holder.find(leaf);
+  const auto floor = sibling(count.floor);
+  if ((own == holder.end() || own->is_null()) && !floor) return std::nullopt;
+  long long n = own == holder.end() || own->is_null()
+                    ? 1
+                    : CountAt(*own, parent + "/" + leaf, !count.guessed, 1);
+  if (floor) n = std::max(n, *floor);
+  if (const auto ceiling = sibling(count.ceiling)) n = std::min(n, *ceiling);
+  if (const auto times = sibling(count.times)) {
+    const long long by = std::max<long long>(*times, 0);
+    n = n > 0 && by > kMaxReplicas / n ? kMaxReplicas : n * by;
+  }
+  return n;
+}
+
 void ReadReplicas(const json& object, const policy::WorkloadKind& row,
                   std::vector<PodTemplate>& templates) {
-  for (const auto& count : row.replicas)
-    for (const auto& pointer : ExpandPattern(object, count.at)) {
-      const long long n =
-          CountAt(object.at(json::json_pointer(pointer)), pointer, !count.guessed, 1);
-      const std::string parent = pointer.substr(0, pointer.rfind('/'));
+  for (const auto& count : row.replicas) {
+    const std::size_t cut = count.at.rfind('/');
+    const std::string leaf = count.at.substr(cut + 1);
+    for (const auto& parent : ExpandPattern(object, count.at.substr(0, cut))) {
+      const json& holder = object.at(json::json_pointer(parent));
+      if (!holder.is_object()) continue;
+      const auto counted = CountIn(holder, parent, leaf, count);
+      if (!counted) continue;
+      const long long n = *counted;
       const std::string scope = count.under.empty() ? parent : parent + "/" + count.under;
+      bool less = count.less_if.empty();
+      if (!less) {
+        const auto it = holder.find(count.less_if);
+        less = it != holder.end() && !it->is_null();
+      }
       for (auto& t : templates) {
         if (!Below(t.pointer, scope, !count.under.empty())) continue;
-        const long long factor = std::max<long long>(n - count.less, 0);
+        const long long factor = std::max<long long>(n - (less ? count.less : 0), 0);
         t.replicas = factor != 0 && t.replicas > kMaxReplicas / factor
                          ? kMaxReplicas
                          : std::min(t.replicas * factor, kMaxReplicas);
       }
     }
+  }
 }
 
 std::optional<Workload::Gang> ReadGang(const json& object, const policy::GangFields& fields) {

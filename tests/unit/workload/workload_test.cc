@@ -129,6 +129,25 @@ TEST(Workload, ReplicasMultiplyAlongTheKindsCounts) {
                      "{replicas: 5, leaderWorkerTemplate: {size: 4, leaderTemplate: {}, "
                      "workerTemplate: {}}}}"),
             (V{1, 3}));
+  // Without a leaderTemplate the leader is made from the workerTemplate: all `size` pods are.
+  EXPECT_EQ(replicas("{apiVersion: leaderworkerset.x-k8s.io/v1, kind: LeaderWorkerSet, spec: "
+                     "{leaderWorkerTemplate: {size: 2, workerTemplate: {}}}}"),
+            (V{2}));
+  EXPECT_EQ(
+      replicas("{apiVersion: leaderworkerset.x-k8s.io/v1, kind: LeaderWorkerSet, spec: "
+               "{leaderWorkerTemplate: {size: 2, leaderTemplate: null, workerTemplate: {}}}}"),
+      (V{2}));
+  // A KubeRay worker group: replicas raised to minReplicas, capped at maxReplicas, times
+  // numOfHosts; the head is one pod.
+  EXPECT_EQ(replicas("{apiVersion: ray.io/v1, kind: RayCluster, spec: {headGroupSpec: "
+                     "{template: {}}, workerGroupSpecs: [{minReplicas: 2, template: {}}, "
+                     "{replicas: 1, numOfHosts: 4, template: {}}, "
+                     "{replicas: 6, maxReplicas: 3, template: {}}, {template: {}}]}}"),
+            (V{1, 2, 4, 3, 1}));
+  EXPECT_EQ(replicas("{apiVersion: ray.io/v1, kind: RayJob, spec: {rayClusterSpec: "
+                     "{headGroupSpec: {template: {}}, workerGroupSpecs: [{replicas: 1, "
+                     "minReplicas: 3, template: {}}]}}}"),
+            (V{1, 3}));
   EXPECT_EQ(replicas("{apiVersion: batch/v1, kind: Job, spec: {parallelism: 0, template: {}}}"),
             (V{0}));
   // Independent copies never add up to one job.

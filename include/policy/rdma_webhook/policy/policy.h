@@ -92,11 +92,20 @@ struct NamespacePolicy {
 // A count of copies in a workload kind: the integer at `at` (a pointer pattern, `*` = any key or
 // index, as in `templates`) multiplies the pods of every template below its parent object (or
 // below `<parent>/<under>` when `under` is set), less `less` (a LeaderWorkerSet's group size
-// counts its leader). Absent, a count is 1; negative, 0.
+// counts its leader) when `<parent>/<less_if>` exists or `less_if` is empty (without a
+// leaderTemplate, LWS makes the leader from the workerTemplate too). Absent, a count is 1;
+// negative, 0.
 struct ReplicaCount {
   std::string at;
   std::string under{};
   long long less = 0;
+  std::string less_if{};
+  // Siblings of `at` that bound and multiply it (KubeRay's worker groups: the pods of a group
+  // are its replicas raised to minReplicas, capped at maxReplicas, times numOfHosts); "" = none.
+  // With a floor, an absent `at` still counts (as 1, raised to the floor).
+  std::string floor{};
+  std::string ceiling{};
+  std::string times{};
   // A count DefaultReplicaCounts guessed: a value of another type there is some other field (a
   // replica type named `replicas`), ignored; a kind's own counts must be integers.
   bool guessed = false;
