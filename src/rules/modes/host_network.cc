@@ -54,7 +54,13 @@ void Plan(Draft& d) {
                    ", but the namespace policy runs it on the host network, "
                    "where Multus attaches nothing",
                true);
-  if (!d.ns.host_network.device_resource.empty()) d.claims[d.ns.host_network.device_resource] = 1;
+  // A template that already claims an RDMA device of the policy's lists (another shared pool,
+  // say rdma/hca_shared_devices_b) has the device cgroup entry NCCL needs: a claim of the
+  // policy's pool on top would hold two, or leave the pod Pending where nodes offer only its own.
+  const bool has_device =
+      t.TotalClaimWhere([&](const std::string& r) { return d.policy.IsRdmaDeviceResource(r); }) > 0;
+  if (!d.ns.host_network.device_resource.empty() && !has_device)
+    d.claims[d.ns.host_network.device_resource] = 1;
 }
 
 }  // namespace

@@ -370,6 +370,19 @@ TEST(MutateHostNetwork, SetsNetworkDnsDeviceAndReplacesDefaultedDns) {
   EXPECT_EQ(Env(m.result["spec"]["containers"][1])["NCCL_SOCKET_IFNAME"], "bond0");
 }
 
+// A hostNetwork template that claims another RDMA pool of the policy's lists has its device: no
+// second pool is added, the rest of the mode is.
+TEST(MutateHostNetwork, KeepsAnRdmaPoolTheTemplateAlreadyClaims) {
+  std::string pod = Pod("host", "", "", "  hostNetwork: true\n");
+  pod.replace(pod.find("nvidia.com/gpu: 8}"), 18,
+              "nvidia.com/gpu: 8, rdma/rdma_shared_device_b: 1}");
+  const auto m = CheckedMutate(Yaml(pod));
+  const auto& c = m.result["spec"]["containers"][1];
+  EXPECT_FALSE(c["resources"]["limits"].contains("rdma/hca_shared_devices_a")) << c.dump();
+  EXPECT_EQ(m.result["spec"]["dnsPolicy"], "ClusterFirstWithHostNet");
+  EXPECT_EQ(c["securityContext"]["capabilities"]["add"], json::array({"IPC_LOCK"}));
+}
+
 TEST(MutateTcp, DisablesIbWithoutCapability) {
   const auto m = CheckedMutate(Yaml(Pod("tcp")));
   const auto& c = m.result["spec"]["containers"][1];
