@@ -143,6 +143,17 @@ const std::vector<WorkloadKind>& BuiltinKinds() {
        .templates = {"/spec/template/spec/headGroupSpec/template",
                      "/spec/template/spec/workerGroupSpecs/*/template"},
        .replicas = {RayWorkers("/spec/template/spec/workerGroupSpecs/*/replicas")}},
+      // sgl-project/rbg v1alpha2: a role's pod template sits in its pattern (standalonePattern,
+      // or leaderWorkerPattern, whose leader and worker patches are applied over it), or in a
+      // shared spec.roleTemplates entry the role names by templateRef. As in v1alpha1 the
+      // kind is not read as one multi-node job.
+      {.group = "workloads.x-k8s.io",
+       .kind = "RoleBasedGroup",
+       .version = "v1alpha2",
+       .templates = {"/spec/roles/*/standalonePattern/template",
+                     "/spec/roles/*/leaderWorkerPattern/template",
+                     "/spec/roleTemplates/*/template"},
+       .multi_node = false},
       // sgl-project/rbg: each role's full pod template. A role on a LeaderWorkerSet carries only
       // patches of the leader and worker templates (not templates), and a role's replicas may
       // be independent StatefulSet pods, so the kind is not read as one multi-node job.

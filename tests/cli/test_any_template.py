@@ -122,6 +122,20 @@ def test_a_kinds_entry_makes_the_kind_mutable(tmp_path):
       "spec": {"roles": [{"name": "router", "template": {"spec": pod_spec(container({"cpu": 1}))}},
                          {"name": "decode", "template": {"spec": pod_spec(SHARED_NO_IPC)}}]}},
      "/spec/roles/1/template/spec/containers/0"),
+    # rbg v1alpha2: templates inside each role's pattern, or shared ones in spec.roleTemplates.
+    ({"apiVersion": "workloads.x-k8s.io/v1alpha2", "kind": "RoleBasedGroup",
+      "metadata": {"name": "g"},
+      "spec": {"roleTemplates": [{"name": "base", "template": {"spec": pod_spec(SHARED_NO_IPC)}}],
+               "roles": [{"name": "router", "standalonePattern": {
+                   "template": {"spec": pod_spec(container({"cpu": 1}))}}},
+                   {"name": "prefill", "standalonePattern": {"templateRef": {"name": "base"}}}]}},
+     "/spec/roleTemplates/0/template/spec/containers/0"),
+    ({"apiVersion": "workloads.x-k8s.io/v1alpha2", "kind": "RoleBasedGroup",
+      "metadata": {"name": "g"},
+      "spec": {"roles": [{"name": "decode", "leaderWorkerPattern": {
+          "size": 2, "template": {"spec": pod_spec(SHARED_NO_IPC)},
+          "workerTemplatePatch": {"metadata": {"labels": {"role": "worker"}}}}}]}},
+     "/spec/roles/0/leaderWorkerPattern/template/spec/containers/0"),
     # NVIDIA Dynamo v1beta1: components[].podTemplate (deploy/operator/api/v1beta1).
     ({"apiVersion": "nvidia.com/v1beta1", "kind": "DynamoGraphDeployment",
       "metadata": {"name": "d"},
