@@ -12,6 +12,12 @@ std::size_t RequestCost(std::uint64_t body_bytes) {
   return static_cast<std::size_t>(body_bytes) * kCostPerBodyByte + kCostPerRequest;
 }
 
+std::size_t ReadingCost(std::uint64_t body_bytes) {
+  constexpr std::uint64_t kMax = std::numeric_limits<std::size_t>::max();
+  if (body_bytes > kMax - kCostPerRequest) return kMax;
+  return static_cast<std::size_t>(body_bytes) + kCostPerRequest;
+}
+
 MemoryBudget::Lease::~Lease() {
   if (owner_ != nullptr) owner_->Release(bytes_);
 }

@@ -216,21 +216,26 @@ net::awaitable<bool> TlsSession::ServeRequest() {
       co_return false;
     }
   }
-  // Reserved before the body is read, held until the answer is written: what the body, the
-  // decision and the answer will hold. A chunked body has no declared length; it reserves as
-  // much as the limit lets it grow to.
+  // Reserved in two stages, held until the answer is written. While the body is read, what it
+  // holds as text (a chunked body has no declared length: as much as the limit lets it grow
+  // to); once it is here, what the decision and the answer will hold of its real length. A
+  // client that declares a large body and then stalls holds one body's worth, so one connection
+  // cannot hold the whole budget until its body deadline.
   const std::uint64_t body_bytes = parser.is_done() ? 0
                                    : parser.content_length()
                                        ? std::min<std::uint64_t>(*parser.content_length(), max_body)
                                        : max_body;
-  std::optional<MemoryBudget::Lease> lease = co_await AwaitLease(RequestCost(body_bytes));
+  const auto busy = [&]() {
+    return Refusal(kServiceUnavailable,
+                   "server busy: the requests in flight hold --max-buffered-bytes (" +
+                       std::to_string(context_.budget.capacity()) + " bytes); retry",
+                   true);
+  };
+  std::optional<MemoryBudget::Lease> lease = co_await AwaitLease(ReadingCost(body_bytes));
   if (!lease) {
-    Answer busy = Refusal(kServiceUnavailable,
-                          "server busy: the requests in flight hold --max-buffered-bytes (" +
-                              std::to_string(context_.budget.capacity()) + " bytes); retry",
-                          true);
-    finish(busy);
-    co_await Write(std::move(busy), request.version(), false);
+    Answer a = busy();
+    finish(a);
+    co_await Write(std::move(a), request.version(), false);
     if (!parser.is_done()) co_await Discard();
     co_return false;
   }
@@ -272,6 +277,17 @@ net::awaitable<bool> TlsSession::ServeRequest() {
       co_await Write(std::move(a), request.version(), false);
       co_return false;
     }
+  }
+  // The second stage: the reading lease is given back first, so that a request alone always
+  // fits, and the decision's cost of the body that came is waited for as the first was.
+  lease.reset();
+  const std::optional<MemoryBudget::Lease> deciding =
+      co_await AwaitLease(RequestCost(parser.get().body().size()));
+  if (!deciding) {
+    Answer a = busy();
+    finish(a);
+    co_await Write(std::move(a), request.version(), false);
+    co_return false;
   }
   Answer answer = front.Decide(std::move(screening), RequestOf(parser));
   const unsigned version = request.version();

@@ -304,6 +304,25 @@ def test_a_client_that_never_reads_holds_the_budget_until_it_goes(server_factory
     server.assert_serves()
 
 
+def test_a_client_that_declares_a_large_body_and_stalls_does_not_hold_the_budget(server):
+    # Found by probing: a chunked head alone (or Content-Length near the limit) once reserved
+    # 64 bytes per byte of the limit, more than the whole 96 MiB budget, and every other request
+    # got 503 until the stalled body's 30 s deadline. While a body is read it now holds only
+    # itself as text.
+    stalled = []
+    for head in (b"Transfer-Encoding: chunked\r\n", b"Content-Length: 7000000\r\n"):
+        s = tls_socket(server)
+        s.sendall(b"POST /validate HTTP/1.1\r\nHost: localhost\r\n"
+                  b"Content-Type: application/json\r\n" + head + b"\r\n")
+        stalled.append(s)
+    time.sleep(0.3)
+    started = time.monotonic()
+    assert post_once(server, "/validate", GOOD) == [200]
+    assert time.monotonic() - started < 3
+    for s in stalled:
+        s.close()
+
+
 # ---------------------------------------------------------------- limits on each part (RFC 9112 §2.3, §3, §5)
 
 @pytest.mark.parametrize("port,part", [

@@ -57,6 +57,16 @@ TEST(RequestCost, GrowsWithTheBodyAndSaturates) {
             std::numeric_limits<std::size_t>::max());
 }
 
+// While its body is read a request holds the body as text, not the decision's cost of it: a
+// client that declares the 7 MiB limit and stalls holds a fourteenth of the default budget.
+TEST(ReadingCost, IsTheBodyAsTextAndSaturates) {
+  EXPECT_EQ(ReadingCost(0), kCostPerRequest);
+  EXPECT_EQ(ReadingCost(7 << 20), (7u << 20) + kCostPerRequest);
+  EXPECT_LT(ReadingCost(7 << 20) * 13, std::size_t{96} << 20);
+  EXPECT_EQ(ReadingCost(std::numeric_limits<std::uint64_t>::max()),
+            std::numeric_limits<std::size_t>::max());
+}
+
 TEST(RequestCost, TheDefaultBudgetHoldsManyOrdinaryReviews) {
   // The default of serve.h, 96 MiB: dozens of the 30 KB reviews API servers send for large
   // pods, hundreds of the usual 3 KB ones. A maximal 7 MiB review costs more than the budget

@@ -19,8 +19,12 @@ namespace rw::server {
 inline constexpr std::size_t kCostPerBodyByte = 64;
 // What any request costs besides its body (parser, answer headers, the coroutine frame).
 inline constexpr std::size_t kCostPerRequest = 16 * 1024;
-// What a request of `body_bytes` reserves.
+// What a request of `body_bytes` reserves once its body is all here, to be decided and answered.
 std::size_t RequestCost(std::uint64_t body_bytes);
+// What it reserves while its body is still being read: the body as text (its declared length, or
+// the limit when chunked) and the fixed cost. A client that declares a large body and sends
+// nothing then holds one body's worth, not the decision's 64 bytes per byte of it.
+std::size_t ReadingCost(std::uint64_t body_bytes);
 
 class MemoryBudget {
  public:
