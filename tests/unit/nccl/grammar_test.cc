@@ -104,6 +104,27 @@ TEST(NetworksAnnotation, CommaFormWithNamespacesAndDefaultNames) {
   EXPECT_EQ(a.attachments[2].interface, "net3");  // named items do not shift the numbering
 }
 
+// The rules compare attachments with one another: at most kMaxAttachments items are read, in
+// either form, and more is an error that names the bound.
+TEST(NetworksAnnotation, ReadsAtMostTheBoundOfItems) {
+  const auto list = [](std::size_t n, bool json) {
+    std::string v = json ? "[" : "";
+    for (std::size_t i = 0; i < n; ++i) {
+      if (i) v += ",";
+      v += json ? "{\"name\":\"n" + std::to_string(i) + "\"}" : "n" + std::to_string(i);
+    }
+    return json ? v + "]" : v;
+  };
+  for (const bool json : {false, true}) {
+    const auto fits = NetworksAnnotation::Parse(list(kMaxAttachments, json), "team", {});
+    EXPECT_TRUE(fits.error.empty()) << fits.error;
+    EXPECT_EQ(fits.attachments.size(), kMaxAttachments);
+    const auto over = NetworksAnnotation::Parse(list(kMaxAttachments + 1, json), "team", {});
+    EXPECT_NE(over.error.find("more than 1024 networks"), std::string::npos) << over.error;
+    EXPECT_TRUE(over.attachments.empty());
+  }
+}
+
 TEST(NetworksAnnotation, DefaultNetworksAreNotCounted) {
   const auto a = NetworksAnnotation::Parse("tke-bridge,rdma-net", "team", {"tke-bridge"});
   ASSERT_EQ(a.attachments.size(), 2u);

@@ -87,6 +87,9 @@ struct NetworkAttachment {
   std::string interface_key;
 };
 
+// The most items of a networks annotation read; more is an error of its own (docs/http.md#bounds).
+inline constexpr std::size_t kMaxAttachments = 1024;
+
 // Read as Multus reads it (pkg/k8sclient parsePodNetworkAnnotation and the JSON decoding of
 // NetworkSelectionElement), then followed through what the annotation alone decides of the
 // pod's CNI ADD: the NetworkAttachmentDefinition lookups, the default-route check and the
