@@ -269,16 +269,19 @@ spec:
           {{- toYaml .Values.resources | nindent 10 }}
 """
 
-# A file published in the middle of a merge: YAML fails at `=======`, which is no error of
-# the YAML as either side wrote it.
-MERGED = """apiVersion: v1
+# The first seven lines of the broken pods below.
+POD_HEAD = """apiVersion: v1
 kind: Pod
 metadata:
   name: train
 spec:
   containers:
     - name: trainer
-<<<<<<< HEAD
+"""
+
+# A file published in the middle of a merge: YAML fails at `=======`, which is no error of
+# the YAML as either side wrote it.
+MERGED = POD_HEAD + """<<<<<<< HEAD
       image: registry.example.com/ml/train:1.0
 =======
       image: registry.example.com/ml/train:1.1
@@ -286,14 +289,7 @@ spec:
       resources: {limits: {nvidia.com/gpu: 8}}
 """
 
-ENVSUBST = """apiVersion: v1
-kind: Pod
-metadata:
-  name: train
-spec:
-  containers:
-    - name: trainer
-      image: registry.example.com/ml/train:1.0
+ENVSUBST = POD_HEAD + """      image: registry.example.com/ml/train:1.0
       args: [--nnodes, ${NNODES}, train.py]
       resources: {limits: {nvidia.com/gpu: 8}}
 """
