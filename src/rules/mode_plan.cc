@@ -399,14 +399,18 @@ bool SameEnvValue(std::string_view name, std::string_view value, std::string_vie
   return value == wanted;
 }
 
+bool IsUnknownNicResource(const policy::Policy& policy, const TemplateNetworks& nets,
+                          const std::string& r) {
+  return !policy.IsGpuResource(r) && !policy.IsRdmaDeviceResource(r) &&
+         !nets.nads.IsVfResource(r) && LooksLikeNicResource(r);
+}
+
 std::string UnknownNicClaim(const workload::PodTemplate& t, const policy::Policy& policy,
                             const TemplateNetworks& nets, bool gpu_only) {
   for (const auto& c : t.containers) {
     if (gpu_only && !c.gpu) continue;
     for (const auto& r : c.ResourceNames())
-      if (c.Claim(r) > 0 && !policy.IsGpuResource(r) && !policy.IsRdmaDeviceResource(r) &&
-          !nets.nads.IsVfResource(r) && LooksLikeNicResource(r))
-        return r;
+      if (c.Claim(r) > 0 && IsUnknownNicResource(policy, nets, r)) return r;
   }
   return {};
 }

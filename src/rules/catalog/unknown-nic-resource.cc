@@ -1,7 +1,6 @@
 // unknown-nic-resource: a GPU container claims a NIC-looking resource the policy does not know.
 // Its reference and example: ../docs/unknown-nic-resource.yaml.
 #include "../context.h"
-#include "../signs.h"
 
 namespace rw::rules {
 namespace {
@@ -15,9 +14,7 @@ void UnknownNicResource(const Context& ctx, const Rule& rule, Findings& out) {
     for (const auto* c : f.gpu) {
       for (const auto& r : c->ResourceNames()) {
         // A resource an SR-IOV NAD of the namespace takes its VFs from is known to be one.
-        if (ctx.policy.IsGpuResource(r) || ctx.policy.IsRdmaDeviceResource(r) ||
-            f.networks.nads.IsVfResource(r) || !LooksLikeNicResource(r) || c->Claim(r) <= 0)
-          continue;
+        if (!IsUnknownNicResource(ctx.policy, f.networks, r) || c->Claim(r) <= 0) continue;
         const char* field = c->limits.count(r) ? "limits" : "requests";
         rule.Report(out, c->pointer + "/resources/" + field + "/" + workload::EscapePointerToken(r),
                     "container '" + c->name + "' claims " + r +

@@ -90,6 +90,9 @@ policy::Path TemplatePath(const workload::PodTemplate& t, const policy::Policy& 
 // around it: the webhook's VF could be a second one.
 std::string UnknownNicClaim(const workload::PodTemplate& t, const policy::Policy& policy,
                             const TemplateNetworks& nets, bool gpu_only);
+// Whether the resource `r` is such a NIC resource (UnknownNicClaim's test of one name).
+bool IsUnknownNicResource(const policy::Policy& policy, const TemplateNetworks& nets,
+                          const std::string& r);
 
 // The plan for a template; `nets` and `path` are computed once by the caller (diagnosis or
 // mutation), so the annotation is parsed once per template and request.
