@@ -32,12 +32,17 @@ constexpr const char* kPlaceholderHint =
     " (a template variable not substituted yet: run envsubst, or the templating that fills it, "
     "first)";
 
+// A string value as an error shows it: quoted, cut at 64 bytes.
+std::string Shown(const std::string& text) {
+  return "'" + (text.size() > 64 ? text.substr(0, 64) + "..." : text) + "'";
+}
+
 // "must be an integer, got ..." with the value when it is a placeholder left in.
 std::string NotAnInteger(const json& v) {
   std::string got = "must be an integer, got " + Kind(v);
   if (v.is_string() && LooksLikePlaceholder(v.get_ref<const std::string&>())) {
     const auto& text = v.get_ref<const std::string&>();
-    got += " '" + (text.size() > 64 ? text.substr(0, 64) + "..." : text) + "'" + kPlaceholderHint;
+    got += " " + Shown(text) + kPlaceholderHint;
   }
   return got;
 }
@@ -174,11 +179,8 @@ std::map<std::string, long long> ReadQuantities(const json* m, const Where& wher
     if (!count) {
       // `${GPU_PER_NODE}` or `__GPUS__`: a file of a templating step, not yet substituted.
       const std::string hint = LooksLikePlaceholder(text) ? kPlaceholderHint : "";
-      throw ManifestError(
-          field.str(),
-          (text.empty() ? std::string()
-                        : "'" + (text.size() > 64 ? text.substr(0, 64) + "..." : text) + "' ") +
-              "is not a valid quantity" + hint);
+      throw ManifestError(field.str(), (text.empty() ? std::string() : Shown(text) + " ") +
+                                           "is not a valid quantity" + hint);
     }
     out[it.key()] = *count;
   }
