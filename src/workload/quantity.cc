@@ -7,6 +7,16 @@
 
 namespace rw::workload {
 
+// The API server takes any quantity of the grammar, however large (apimachinery's
+// resource.ParseQuantity caps a binary-suffixed one at 2^63-1 and keeps a decimal one exact), so
+// a large value is a count to cap, never an error: refusing it would deny a valid manifest.
+long long SaturatedCount(double value) {
+  if (std::isnan(value)) return 0;
+  if (value >= static_cast<double>(kMaxQuantityCount)) return kMaxQuantityCount;
+  if (value <= -static_cast<double>(kMaxQuantityCount)) return -kMaxQuantityCount;
+  return static_cast<long long>(std::ceil(value));
+}
+
 std::optional<long long> ParseQuantityCount(std::string_view text) {
   if (text.empty() || text.size() > 64) return std::nullopt;
   static const std::pair<std::string_view, double> kSuffixes[] = {{"Ki", 1024.0},
@@ -55,10 +65,8 @@ std::optional<long long> ParseQuantityCount(std::string_view text) {
       if (exp[j] < '0' || exp[j] > '9') return std::nullopt;
   }
   // strtod, not std::stod: 1e400 and 1e-400 must not throw std::out_of_range (a 500 at the
-  // webhook); an infinite value is refused below, an underflow reads as 0.
-  const double value = std::strtod(std::string(number).c_str(), nullptr) * scale;
-  if (!std::isfinite(value) || value > 9.0e15 || value < -9.0e15) return std::nullopt;
-  return static_cast<long long>(std::ceil(value));
+  // webhook). An underflow reads as 0; an overflow is HUGE_VAL, which SaturatedCount caps.
+  return SaturatedCount(std::strtod(std::string(number).c_str(), nullptr) * scale);
 }
 
 }  // namespace rw::workload

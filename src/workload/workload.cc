@@ -168,8 +168,7 @@ std::map<std::string, long long> ReadQuantities(const json* m, const Where& wher
     std::optional<long long> count;
     std::string text;  // a string value, to show when it is no quantity
     if (it->is_number()) {
-      const double d = it->get<double>();
-      if (d >= -9.0e15 && d <= 9.0e15) count = static_cast<long long>(std::ceil(d));
+      count = SaturatedCount(it->get<double>());
     } else if (it->is_string()) {
       text = it->get<std::string>();
       count = ParseQuantityCount(text);
@@ -498,7 +497,7 @@ bool PodTemplate::IsHostPathVolume(std::string_view name) const {
 
 long long PodTemplate::TotalClaim(std::string_view resource) const {
   long long total = 0;
-  for (const auto& c : containers) total += c.Claim(resource);
+  for (const auto& c : containers) total = AddCounts(total, c.Claim(resource));
   return total;
 }
 

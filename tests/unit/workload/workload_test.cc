@@ -238,6 +238,28 @@ TEST(Workload, QuantitiesRoundUp) {
   EXPECT_EQ(c.Claim("x/d"), 1024);
 }
 
+// The API server takes every quantity of the grammar, however large (it caps a binary one at
+// 2^63-1): such a value was "not a valid quantity", so a valid manifest was malformed and denied.
+TEST(Workload, LargeQuantitiesAreCappedNotRefused) {
+  const auto pod = Yaml(
+      "{apiVersion: v1, kind: Pod, spec: {containers: ["
+      "{name: a, resources: {limits: {memory: 1Ei, cpu: '9223372036854775807', x/n: 1e18, "
+      "x/inf: '1e400', x/neg: '-1e400', x/g: 9E}}},"
+      "{name: b, resources: {limits: {x/g: '9223372036854775807Ki'}}}]}}");
+  const auto w = Workload::Read(pod, policy::DefaultPolicy(), "default");
+  const auto& c = w.templates[0].containers[0];
+  for (const char* r : {"memory", "cpu", "x/n", "x/inf", "x/g"})
+    EXPECT_EQ(c.Claim(r), kMaxQuantityCount) << r;
+  EXPECT_EQ(c.Claim("x/neg"), -kMaxQuantityCount);
+  // Sums of capped counts stay capped: no overflow however many containers claim the most.
+  EXPECT_EQ(w.templates[0].TotalClaim("x/g"), kMaxQuantityCount);
+  EXPECT_EQ(w.templates[0].TotalClaimWhere([](const std::string& r) { return r == "x/g"; }),
+            kMaxQuantityCount);
+  EXPECT_EQ(
+      c.ClaimWhere([](const std::string& r) { return r.rfind("x/", 0) == 0 && r != "x/neg"; }),
+      kMaxQuantityCount);
+}
+
 TEST(Workload, NotAWorkloadHasNoTemplates) {
   const auto w = Workload::Read(Yaml("{apiVersion: v1, kind: ConfigMap, data: {a: b}}"),
                                 policy::DefaultPolicy(), "default");

@@ -31,6 +31,16 @@ class ManifestError : public std::runtime_error {
 std::string EscapePointerToken(std::string_view token);
 std::vector<std::string> PointerTokens(std::string_view pointer);
 
+// A quantity counts at most this many units (about 2^53, where a double still holds every
+// integer): 9E, 1e400 or 2^63-1 read as it. Past it no device count is real, and a sum of
+// capped counts, capped again by AddCounts, cannot overflow.
+inline constexpr long long kMaxQuantityCount = 9'000'000'000'000'000;
+inline long long AddCounts(long long a, long long b) {
+  const long long sum = a + b;  // both within ±kMaxQuantityCount: no overflow
+  return sum > kMaxQuantityCount ? kMaxQuantityCount
+                                 : (sum < -kMaxQuantityCount ? -kMaxQuantityCount : sum);
+}
+
 struct EnvVar {
   std::string name;
   std::optional<std::string> value;  // plain value (numbers and booleans rendered as text)
@@ -75,9 +85,9 @@ struct Container {
   long long ClaimWhere(Pred matches) const {
     long long total = 0;
     for (const auto& [resource, count] : limits)
-      if (matches(resource)) total += count;
+      if (matches(resource)) total = AddCounts(total, count);
     for (const auto& [resource, count] : requests)
-      if (!limits.count(resource) && matches(resource)) total += count;
+      if (!limits.count(resource) && matches(resource)) total = AddCounts(total, count);
     return total;
   }
   // Every resource name in limits or requests, sorted, once each.
@@ -125,7 +135,7 @@ struct PodTemplate {
   template <class Pred>
   long long TotalClaimWhere(Pred matches) const {
     long long total = 0;
-    for (const auto& c : containers) total += c.ClaimWhere(matches);
+    for (const auto& c : containers) total = AddCounts(total, c.ClaimWhere(matches));
     return total;
   }
   // True when the volume named `name` is a hostPath volume.
