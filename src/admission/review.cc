@@ -156,6 +156,13 @@ Request DecodeReview(std::string_view body) {
       throw DecodeError("request.dryRun must be a boolean", r.uid, r.api_version);
     r.dry_run = dry->get<bool>();
   }
+  // Go's decoder of the API server's types (controller-runtime's, say) refuses these as anything
+  // but objects; they are not read here, but a review that carries them wrong is not one.
+  for (const char* field : {"kind", "resource", "requestKind", "requestResource", "userInfo"}) {
+    if (auto f = req->find(field); f != req->end() && !f->is_null() && !f->is_object())
+      throw DecodeError(std::string("request.") + field + " must be a JSON object", r.uid,
+                        r.api_version);
+  }
   if (auto obj = req->find("object"); obj != req->end()) r.object = std::move(*obj);
   if (auto old = req->find("oldObject"); old != req->end()) r.old_object = std::move(*old);
 

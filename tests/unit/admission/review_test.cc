@@ -71,6 +71,17 @@ INSTANTIATE_TEST_SUITE_P(
             "DryRunNotBoolean",
             Review({{"uid", "u7"}, {"operation", "CREATE"}, {"dryRun", "yes"}, {"object", kPod}}),
             "u7"},
+        // Typed members of the request Go's decoder refuses in another shape.
+        DecodeFailure{
+            "KindNotAnObject",
+            Review({{"uid", "u8"}, {"operation", "CREATE"}, {"kind", "Pod"}, {"object", kPod}}),
+            "u8"},
+        DecodeFailure{"UserInfoNotAnObject",
+                      Review({{"uid", "u9"},
+                              {"operation", "CREATE"},
+                              {"userInfo", json::array()},
+                              {"object", kPod}}),
+                      "u9"},
         DecodeFailure{"HostileNesting", "{\"a\":" + Nested(100000) + "}", ""},
         // Numbers no double holds: valid syntax Go's decoder refuses, so malformed input; the
         // envelope is still read for its uid and version, wherever the number stands.
