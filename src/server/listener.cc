@@ -140,11 +140,10 @@ void Listener::Start() {
                 AcceptLoop(ioc_, tls_acceptor_, "tls",
                            [this](tcp::socket socket) { HandOffTls(std::move(socket)); }),
                 net::detached);
-  net::co_spawn(
-      probe_acceptor_.get_executor(),
-      AcceptLoop(ioc_, probe_acceptor_, "probe",
-                 [this](tcp::socket socket) { StartProbeSession(std::move(socket), sessions_); }),
-      net::detached);
+  net::co_spawn(probe_acceptor_.get_executor(),
+                AcceptLoop(ioc_, probe_acceptor_, "probe",
+                           [this](tcp::socket socket) { HandOffProbe(std::move(socket)); }),
+                net::detached);
 }
 
 void Listener::HandOffTls(tcp::socket socket) {
@@ -165,6 +164,23 @@ void Listener::HandOffTls(tcp::socket socket) {
   at_limit_ = false;
   socket.set_option(tcp::no_delay(true), ignored);
   StartTlsSession(std::move(socket), tls_.load(), std::move(*slot), sessions_);
+}
+
+void Listener::HandOffProbe(tcp::socket socket) {
+  auto slot = ProbeSlot::Admit(sessions_.probe_connections);
+  if (!slot) {
+    boost::system::error_code ignored;
+    socket.close(ignored);
+    if (!probe_at_limit_) {
+      log::Event(Level::kWarn, "probe connections at their limit; closing new ones until below",
+                 {{"maxProbeConnections", kMaxProbeConnections}});
+    }
+    probe_at_limit_ = true;
+    return;
+  }
+  if (probe_at_limit_) log::Event(Level::kInfo, "probe connections below their limit again");
+  probe_at_limit_ = false;
+  StartProbeSession(std::move(socket), std::move(*slot), sessions_);
 }
 
 void Listener::CloseTls() {

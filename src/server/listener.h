@@ -38,6 +38,8 @@ class Listener {
  private:
   // On the TLS acceptor's strand: admits the connection under --max-connections or closes it.
   void HandOffTls(boost::asio::ip::tcp::socket socket);
+  // On the probe acceptor's strand: admits the connection under kMaxProbeConnections or closes it.
+  void HandOffProbe(boost::asio::ip::tcp::socket socket);
 
   boost::asio::io_context& ioc_;
   const SessionContext& sessions_;
@@ -45,6 +47,7 @@ class Listener {
   boost::asio::ip::tcp::acceptor probe_acceptor_;
   std::atomic<std::shared_ptr<boost::asio::ssl::context>> tls_;
   bool at_limit_ = false;  // the last TLS connection was refused; only on the acceptor's strand
+  bool probe_at_limit_ = false;  // likewise for the probe port, on its acceptor's strand
 };
 
 }  // namespace rw::server

@@ -4,6 +4,7 @@
 #include "rdma_webhook/server/serve.h"
 
 #include <algorithm>
+#include <atomic>
 #include <csignal>
 #include <iostream>
 #include <memory>
@@ -42,7 +43,7 @@ class Server {
         connections_(FitConnectionLimit(options.max_connections), metrics_),
         front_(options.max_body_bytes, ReadPolicy(options.policy_file), metrics_),
         budget_(options.max_buffered_bytes),
-        sessions_{options_, front_, metrics_, connections_, budget_},
+        sessions_{options_, front_, metrics_, connections_, budget_, probe_connections_},
         ioc_(static_cast<int>(threads_)),
         listener_(ioc_, sessions_),
         lifecycle_(ioc_, options_, front_, listener_, connections_, metrics_) {
@@ -76,6 +77,7 @@ class Server {
   Connections connections_;
   Front front_;
   MemoryBudget budget_;
+  std::atomic<std::size_t> probe_connections_{0};
   const SessionContext sessions_;
   boost::asio::io_context ioc_;
   Listener listener_;

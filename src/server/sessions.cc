@@ -47,6 +47,8 @@ constexpr auto kTuple = net::as_tuple(net::use_awaitable);
 // amount for a bounded time first.
 constexpr std::size_t kDiscardLimit = 8 * 1024 * 1024;
 constexpr auto kDiscardTime = std::chrono::seconds(1);
+// The probe port's requests are small: what a refused one may still send is dropped up to this.
+constexpr std::size_t kProbeDiscardLimit = 64 * 1024;
 // How often a request waiting for room under --max-buffered-bytes tries again.
 constexpr auto kLeaseRetry = std::chrono::milliseconds(5);
 constexpr int kBadRequest = 400;
@@ -334,18 +336,62 @@ net::awaitable<void> TlsSession::Discard() {
   }
 }
 
-// A connection on the probe port: requests until the client closes or a deadline passes.
-net::awaitable<void> ProbeSession(tcp::socket socket, const SessionContext& context) {
+// What a probe connection is told when its request cannot be read: 413 past the body bound,
+// 400 for bytes that are not HTTP or a head or line past its bound, as on the TLS port; nothing
+// to a client that went away or ran out of time.
+std::optional<Answer> ProbeReadRefusal(const boost::system::error_code& ec) {
+  if (ec == http::error::body_limit) return BodyOverLimit(kProbeBodyLimit);
+  if (ec.category() != HttpCategory() || ec == http::error::end_of_stream ||
+      ec == http::error::partial_message) {
+    return std::nullopt;
+  }
+  if (ec == http::error::buffer_overflow) {
+    return Refusal(kBadRequest,
+                   "request head, chunk line or trailer section over the probe port's limit of " +
+                       std::to_string(kProbeReadBufferLimit) + " bytes",
+                   true);
+  }
+  return Refusal(kBadRequest, "malformed HTTP request: " + ec.message(), true);
+}
+
+// A connection on the probe port: requests until the client closes or a deadline passes. It
+// keeps its place under kMaxProbeConnections until it ends.
+net::awaitable<void> ProbeSession(tcp::socket socket, [[maybe_unused]] ProbeSlot slot,
+                                  const SessionContext& context) {
   beast::tcp_stream stream(std::move(socket));
   beast::flat_buffer buffer{kProbeReadBufferLimit};
   try {
-    for (;;) {
+    for (bool first = true;; first = false) {
+      if (!first && buffer.size() == 0) {
+        // Between requests the keep-alive deadline applies, as on the TLS port.
+        stream.expires_after(context.options.idle_timeout);
+        auto [idle_ec, idle_n] = co_await stream.async_read_some(buffer.prepare(4096), kTuple);
+        if (idle_ec) break;
+        buffer.commit(idle_n);
+      }
       http::request_parser<http::string_body> parser;
       parser.header_limit(kProbeHeaderLimit);
       parser.body_limit(kProbeBodyLimit);
       stream.expires_after(context.options.header_timeout);
       auto [ec, n] = co_await http::async_read(stream, buffer, parser, kTuple);
-      if (ec) break;
+      if (ec) {
+        if (auto refusal = ProbeReadRefusal(ec)) {
+          log::Event(Level::kDebug, "probe request refused",
+                     {{"status", refusal->status}, {"error", ec.message()}});
+          auto response = ResponseFor(std::move(*refusal), 11, false);
+          stream.expires_after(context.options.write_timeout);
+          co_await http::async_write(stream, response, kTuple);
+          // Unread bytes at close make the kernel send RST, which can destroy the answer.
+          stream.expires_after(kDiscardTime);
+          std::array<char, 4096> sink;
+          for (std::size_t total = 0; total < kProbeDiscardLimit;) {
+            auto [discard_ec, got] = co_await stream.async_read_some(net::buffer(sink), kTuple);
+            if (discard_ec) break;
+            total += got;
+          }
+        }
+        break;
+      }
       Answer answer = context.front.Probe(RequestOf(parser));
       const bool keep_alive = parser.get().keep_alive() && !answer.close;
       auto response = ResponseFor(std::move(answer), parser.get().version(), keep_alive,
@@ -377,9 +423,9 @@ void StartTlsSession(tcp::socket socket, std::shared_ptr<ssl::context> tls, Conn
       executor, [session]() { return session->Run(); }, net::detached);
 }
 
-void StartProbeSession(tcp::socket socket, const SessionContext& context) {
+void StartProbeSession(tcp::socket socket, ProbeSlot slot, const SessionContext& context) {
   auto executor = socket.get_executor();
-  net::co_spawn(executor, ProbeSession(std::move(socket), context), net::detached);
+  net::co_spawn(executor, ProbeSession(std::move(socket), std::move(slot), context), net::detached);
 }
 
 }  // namespace rw::server
