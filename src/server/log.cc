@@ -73,8 +73,43 @@ void Setup(std::string_view format, std::string_view level) {
 
 bool Enabled(Level level) { return Logger()->should_log(ToSpd(level)); }
 
-std::string FormatFields(bool as_json, std::string_view message, const nlohmann::json& fields) {
+namespace {
+
+// A value as a line carries it: a string cut at kMaxFieldBytes, a list at kMaxFieldItems, at
+// any depth. A review's uid, name or error text is the client's to choose, and one line must not
+// carry megabytes of it. A cut inside a UTF-8 sequence is replaced when the line is written.
+nlohmann::json Bounded(const nlohmann::json& value) {
   using nlohmann::json;
+  if (value.is_string()) {
+    const auto& text = value.get_ref<const std::string&>();
+    if (text.size() <= kMaxFieldBytes) return value;
+    return text.substr(0, kMaxFieldBytes) + "...(" + std::to_string(text.size()) + " bytes)";
+  }
+  if (value.is_array()) {
+    json out = json::array();
+    for (std::size_t i = 0; i < value.size() && i < kMaxFieldItems; ++i)
+      out.push_back(Bounded(value[i]));
+    if (value.size() > kMaxFieldItems)
+      out.push_back("...(" + std::to_string(value.size()) + " items)");
+    return out;
+  }
+  if (value.is_object()) {
+    json out = json::object();
+    std::size_t n = 0;
+    for (const auto& [k, v] : value.items()) {
+      if (n++ == kMaxFieldItems) break;
+      out[Bounded(k).get<std::string>()] = Bounded(v);
+    }
+    return out;
+  }
+  return value;
+}
+
+}  // namespace
+
+std::string FormatFields(bool as_json, std::string_view message, const nlohmann::json& raw) {
+  using nlohmann::json;
+  const json fields = Bounded(raw);
   if (as_json) {
     // Ordered so the message comes first, right after time and level, where readers look.
     nlohmann::ordered_json line = nlohmann::ordered_json::object();

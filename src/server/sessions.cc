@@ -73,6 +73,24 @@ const boost::system::error_category& HttpCategory() {
   return make_error_code(http::error::end_of_stream).category();
 }
 
+std::string PeerOf(const tcp::socket& socket) {
+  boost::system::error_code ec;
+  const auto peer = socket.remote_endpoint(ec);
+  if (ec) return "unknown";
+  return peer.address().to_string() + ":" + std::to_string(peer.port());
+}
+
+// A request refused before the decision (framing, bounds, route, the budget), at debug: the
+// review's own refusals are logged by the admission log, with the review's fields.
+void LogRefusal(const tcp::socket& socket, std::string_view port, const Answer& answer) {
+  if (!log::Enabled(Level::kDebug)) return;
+  log::Event(Level::kDebug, "request refused",
+             {{"port", port},
+              {"peer", PeerOf(socket)},
+              {"status", answer.status},
+              {"answer", answer.body}});
+}
+
 class TlsSession {
  public:
   TlsSession(tcp::socket socket, std::shared_ptr<ssl::context> tls, Connections::Slot slot,
@@ -184,8 +202,9 @@ net::awaitable<bool> TlsSession::ServeRequest() {
       co_return false;
     }
     metrics.CountRequest("other", kBadRequest, 0);
-    co_await Write(Refusal(kBadRequest, "malformed HTTP request: " + header_ec.message(), true), 11,
-                   false);
+    Answer a = Refusal(kBadRequest, "malformed HTTP request: " + header_ec.message(), true);
+    LogRefusal(transport().socket(), "tls", a);
+    co_await Write(std::move(a), 11, false);
     co_return false;
   }
   const auto start = Clock::now();
@@ -203,6 +222,10 @@ net::awaitable<bool> TlsSession::ServeRequest() {
     metrics.CountRequest(endpoint, a.status,
                          std::chrono::duration<double>(Clock::now() - start).count());
   };
+  auto refuse = [&](const Answer& a) {
+    finish(a);
+    LogRefusal(transport().socket(), "tls", a);
+  };
   // RFC 9110 §10.1.1: an HTTP/1.0 client cannot read a 100; its expectation is ignored.
   const bool expects_continue =
       request.version() >= 11 && beast::iequals(request[http::field::expect], "100-continue");
@@ -212,7 +235,7 @@ net::awaitable<bool> TlsSession::ServeRequest() {
     if (early && (over_limit || expects_continue || early->close)) {
       // Answer before the body: the client has not sent it (100-continue) or must not.
       early->close = true;
-      finish(*early);
+      refuse(*early);
       co_await Write(std::move(*early), request.version(), false);
       co_await Discard();
       co_return false;
@@ -236,7 +259,7 @@ net::awaitable<bool> TlsSession::ServeRequest() {
   std::optional<MemoryBudget::Lease> lease = co_await AwaitLease(ReadingCost(body_bytes));
   if (!lease) {
     Answer a = busy();
-    finish(a);
+    refuse(a);
     co_await Write(std::move(a), request.version(), false);
     if (!parser.is_done()) co_await Discard();
     co_return false;
@@ -253,7 +276,7 @@ net::awaitable<bool> TlsSession::ServeRequest() {
     auto [body_ec, body_n] = co_await http::async_read(stream_, buffer_, parser, kTuple);
     if (body_ec == http::error::body_limit) {
       Answer a = BodyOverLimit(max_body);
-      finish(a);
+      refuse(a);
       co_await Write(std::move(a), request.version(), false);
       co_await Discard();
       co_return false;
@@ -263,7 +286,7 @@ net::awaitable<bool> TlsSession::ServeRequest() {
                          "chunk line or trailer section over the limit of " +
                              std::to_string(kReadBufferLimit) + " bytes",
                          true);
-      finish(a);
+      refuse(a);
       co_await Write(std::move(a), request.version(), false);
       co_await Discard();
       co_return false;
@@ -275,7 +298,7 @@ net::awaitable<bool> TlsSession::ServeRequest() {
         co_return false;
       }
       Answer a = Refusal(kBadRequest, "malformed HTTP body: " + body_ec.message(), true);
-      finish(a);
+      refuse(a);
       co_await Write(std::move(a), request.version(), false);
       co_return false;
     }
@@ -287,7 +310,7 @@ net::awaitable<bool> TlsSession::ServeRequest() {
       co_await AwaitLease(RequestCost(parser.get().body().size()));
   if (!deciding) {
     Answer a = busy();
-    finish(a);
+    refuse(a);
     co_await Write(std::move(a), request.version(), false);
     co_return false;
   }
@@ -299,6 +322,10 @@ net::awaitable<bool> TlsSession::ServeRequest() {
   // makes it (up to the write deadline): only the answer stays held.
   std::string().swap(parser.get().body());
   finish(answer);
+  // A review's own refusals are the admission log's; the rest (an unknown path, a wrong method)
+  // are this one's.
+  if (answer.status >= 400 && endpoint != "mutate" && endpoint != "validate")
+    LogRefusal(transport().socket(), "tls", answer);
   co_return co_await Write(std::move(answer), version, keep_alive, head);
 }
 
@@ -376,8 +403,7 @@ net::awaitable<void> ProbeSession(tcp::socket socket, [[maybe_unused]] ProbeSlot
       auto [ec, n] = co_await http::async_read(stream, buffer, parser, kTuple);
       if (ec) {
         if (auto refusal = ProbeReadRefusal(ec)) {
-          log::Event(Level::kDebug, "probe request refused",
-                     {{"status", refusal->status}, {"error", ec.message()}});
+          LogRefusal(stream.socket(), "probe", *refusal);
           auto response = ResponseFor(std::move(*refusal), 11, false);
           stream.expires_after(context.options.write_timeout);
           co_await http::async_write(stream, response, kTuple);

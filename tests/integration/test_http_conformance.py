@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from conftest import HOST, pod, review, tls_socket, wait_until
+from conftest import HOST, Server, pod, review, tls_socket, wait_until
 
 GOOD = json.dumps(review(pod("rdma-host-a"))).encode()
 
@@ -389,22 +389,34 @@ def test_pipelined_requests_are_answered_in_order(server, port):
 
 # ---------------------------------------------------------------- the probe port's own bounds
 
-def test_probe_connections_are_capped_and_the_port_recovers(server):
+def test_probe_connections_are_capped_and_the_port_recovers(tmp_path, certs):
     # docs/http.md#bounds: at most 32 probe connections at once. Without a cap a flood there
-    # used up the descriptors, and the next certificate reload failed for want of one.
-    idle = [probe_socket(server, timeout=3) for _ in range(32)]
-    time.sleep(0.3)  # accepted and admitted
-    extra = probe_socket(server, timeout=3)
-    extra.sendall(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
-    assert statuses(read_answers(extra, timeout=2)) == [], "the 33rd connection was served"
-    extra.close()
-    assert "probe connections at their limit" in server.log_text()
-    # The webhook port is not the probe port's cap: reviews are served meanwhile.
-    assert post_once(server, "/validate", GOOD) == [200]
-    for s in idle:
-        s.close()
-    wait_until(lambda: server.probe("/healthz")[0] == 200, timeout=5)
-    assert "probe connections below their limit again" in server.log_text()
+    # used up the descriptors, and the next certificate reload failed for want of one. A server
+    # of its own: other tests' connections may hold probe places for up to a deadline.
+    server = Server(tmp_path, certs).start()
+    idle = []
+    try:
+        idle = [probe_socket(server, timeout=3) for _ in range(32)]
+        time.sleep(0.3)  # accepted and admitted
+        extra = probe_socket(server, timeout=3)
+        extra.sendall(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        assert wait_until(lambda: "probe connections at their limit" in server.log_text(), 10)
+        assert statuses(read_answers(extra, timeout=2)) == [], "the 33rd connection was served"
+        extra.close()
+        # The webhook port is not the probe port's cap: reviews are served meanwhile.
+        assert post_once(server, "/validate", GOOD) == [200]
+        # Each of the 32 admitted is served.
+        for s in idle:
+            s.sendall(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+        assert [statuses(read_answers(s, timeout=3)) for s in idle] == [[200]] * 32
+        for s in idle:
+            s.close()
+        assert wait_until(lambda: server.probe("/healthz")[0] == 200, timeout=5)
+        assert "probe connections below their limit again" in server.log_text()
+    finally:
+        for s in idle:
+            s.close()
+        server.stop()
 
 
 def test_probe_keep_alive_outlasts_the_header_deadline(server):
@@ -420,3 +432,37 @@ def test_probe_keep_alive_outlasts_the_header_deadline(server):
     s.sendall(b"GET /readyz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
     assert statuses(read_answers(s, timeout=3)) == [200]
     s.close()
+
+
+# ---------------------------------------------------------------- what a refusal leaves in the log
+
+@pytest.fixture
+def debug_server(tmp_path, certs):
+    s = Server(tmp_path, certs, extra=["--log-level", "debug"]).start()
+    yield s
+    s.stop()
+
+
+def test_refusals_are_logged_at_debug_with_the_peer_and_bounded_fields(debug_server):
+    # docs/http.md#logs: a request refused before a review is read was in no log line at all,
+    # and a refused review's uid went into its line whole, however long.
+    server = debug_server
+    exchange(server, "tls", b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-A: a\rb\r\n\r\n")
+    exchange(server, "probe", b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-A: a\rb\r\n\r\n")
+    long_uid = "u" * 100_000
+    r = review(pod("rdma-host-a"), uid=long_uid)
+    r["request"]["operation"] = 7
+    status, _ = server.review("/validate", r)
+    assert status == 400
+
+    def refused(port):
+        return [l for l in server.log_lines()
+                if l.get("msg") == "request refused" and l.get("port") == port]
+    assert wait_until(lambda: refused("tls") and refused("probe"), 5), server.log_text()[-2000:]
+    for port in ("tls", "probe"):
+        line = refused(port)[0]
+        assert line["status"] == 400
+        assert line["peer"].startswith(HOST + ":"), line
+    bad = [l for l in server.log_lines() if l.get("msg") == "bad request"]
+    assert bad and bad[0]["uid"].endswith("...(100000 bytes)"), bad[:1]
+    assert len(bad[0]["uid"]) < 5000

@@ -165,6 +165,26 @@ TEST(Log, JsonFieldsFollowTheMessage) {
   EXPECT_EQ(parsed["rules"].size(), 2u);
 }
 
+// A review's uid and name are the client's to choose: a megabyte of either stays out of the line.
+TEST(Log, FieldsAreBounded) {
+  const std::string uid(1 << 20, 'u');
+  const nlohmann::json rules(std::vector<std::string>(1000, "r"));
+  for (const bool as_json : {true, false}) {
+    const std::string line =
+        log::FormatFields(as_json, "bad request", {{"uid", uid}, {"rules", rules}});
+    EXPECT_LT(line.size(), log::kMaxFieldBytes + 1024) << as_json;
+    EXPECT_NE(line.find("(1048576 bytes)"), std::string::npos);
+    EXPECT_NE(line.find("(1000 items)"), std::string::npos);
+  }
+  const auto parsed =
+      nlohmann::json::parse("{" + log::FormatFields(true, "m", {{"rules", rules}}) + "}");
+  EXPECT_EQ(parsed["rules"].size(), log::kMaxFieldItems + 1);
+  // A cut inside a UTF-8 sequence still makes a line of valid JSON.
+  const std::string wide(log::kMaxFieldBytes + 1, 'a');
+  const std::string cut = wide.substr(0, log::kMaxFieldBytes - 1) + "\xc3\xa9" + "tail";
+  EXPECT_NO_THROW(nlohmann::json::parse("{" + log::FormatFields(true, "m", {{"name", cut}}) + "}"));
+}
+
 TEST(Log, TextQuotesValuesWithSpaces) {
   EXPECT_EQ(log::FormatFields(false, "serving", {{"policy", "embedded default"}, {"empty", ""}}),
             "serving empty=\"\" policy=\"embedded default\"");
