@@ -341,6 +341,9 @@ PodTemplate ReadTemplate(const json& t, const std::string& pointer, const policy
   }
   if (const json* containers = sr.Array("containers")) {
     const Where containers_where = sr.Child("containers");
+    // Sized once: growing by doubling held the old and the new array at once, 1.5 times the
+    // containers of a pod of thousands.
+    out.containers.reserve(containers->size());
     for (std::size_t i = 0; i < containers->size(); ++i)
       out.containers.push_back(
           ReadContainer((*containers)[i], Where(containers_where, i), i, policy, pod));

@@ -75,7 +75,8 @@ struct Response {
 // The review in `api_version` (v1 when empty or unknown) holding `response`.
 std::string EncodeReview(std::string_view api_version, const Response& response);
 
-// RFC 4648 base64 with padding.
+// RFC 4648 base64 with padding; AppendBase64 writes it at the end of `out`.
 std::string Base64(std::string_view bytes);
+void AppendBase64(std::string& out, std::string_view bytes);
 
 }  // namespace rw::admission

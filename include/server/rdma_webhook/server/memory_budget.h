@@ -14,16 +14,18 @@ namespace rw::server {
 // What one review costs in memory while it is read, decided and answered, per byte of its body:
 // the body, the JSON trees built from it, the mutated copy and the answer (a patch is several
 // times the body: base64 of operations that repeat paths). Measured (docs/reliability.md) on the
-// worst shape found, a Pod of many small GPU containers that are all patched: peak RSS rose 58,
-// 52 and 51 bytes per body byte for bodies of 0.12, 0.97 and 6.5 MB (answers 3.3x the body).
-inline constexpr std::size_t kCostPerBodyByte = 64;
+// worst shape found, a Pod of many small GPU containers that are all patched: peak RSS rose 79,
+// 76 and 72 bytes per body byte for bodies of 1.0, 4.4 and 7.2 MB (answers 5.6x the body; the
+// patch's operations as a JSON tree are the largest part). 64 was the figure of an older, smaller
+// patch, and such a review outgrew its reservation.
+inline constexpr std::size_t kCostPerBodyByte = 80;
 // What any request costs besides its body (parser, answer headers, the coroutine frame).
 inline constexpr std::size_t kCostPerRequest = 16 * 1024;
 // What a request of `body_bytes` reserves once its body is all here, to be decided and answered.
 std::size_t RequestCost(std::uint64_t body_bytes);
 // What it reserves while its body is still being read: the body as text (its declared length, or
 // the limit when chunked) and the fixed cost. A client that declares a large body and sends
-// nothing then holds one body's worth, not the decision's 64 bytes per byte of it.
+// nothing then holds one body's worth, not the decision's 80 bytes per byte of it.
 std::size_t ReadingCost(std::uint64_t body_bytes);
 
 class MemoryBudget {
