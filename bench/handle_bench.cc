@@ -15,6 +15,7 @@
 #include "measure.h"
 #include "rdma_webhook/admission/review.h"
 #include "rdma_webhook/admission/webhook.h"
+#include "rdma_webhook/codec/dom.h"
 #include "rdma_webhook/codec/json_text.h"
 #include "rdma_webhook/codec/yaml.h"
 #include "rdma_webhook/mutate/mutation.h"
@@ -67,9 +68,12 @@ int main(int argc, char** argv) {
     const adm::Request request = adm::DecodeReview(body);
     const std::string ns = request.ns;
     const auto w = rw::workload::Workload::Read(request.object, policy, ns);
-    const rw::mutate::Mutation mutation = rw::mutate::Mutate(w, request.object, policy);
-    const adm::Decision mutate_decision = adm::Decide(adm::Endpoint::kMutate, request, policy);
-    const adm::Decision validate_decision = adm::Decide(adm::Endpoint::kValidate, request, policy);
+    boost::json::value scratch(request.object);
+    const rw::mutate::Mutation mutation = rw::mutate::MutateInPlace(w, scratch, policy);
+    const adm::Decision mutate_decision =
+        adm::Decide(adm::Endpoint::kMutate, adm::DecodeReview(body), policy);
+    const adm::Decision validate_decision =
+        adm::Decide(adm::Endpoint::kValidate, adm::DecodeReview(body), policy);
 
     // The stages of Decide (src/admission/webhook.cc) in the order a review meets them; the
     // indented ones are parts of the line above them.
@@ -84,11 +88,12 @@ int main(int argc, char** argv) {
          }},
         {"  DecodeReview(body) [DOM + fields, freed]",
          [&] { g_sink = g_sink + adm::DecodeReview(body).uid.size(); }},
-        {"    ParseJson + ReleaseJson [the DOM]",
+        {"    ParseDom in its arena [the DOM, freed]",
          [&] {
-           json dom = rw::codec::ParseJson(body, rw::codec::kMaxNestingDepth);
-           g_sink = g_sink + dom.size();
-           rw::codec::ReleaseJson(dom);
+           const rw::codec::DomArena arena(body.size());
+           const boost::json::value dom =
+               rw::codec::ParseDom(body, rw::codec::kMaxNestingDepth, arena.storage());
+           g_sink = g_sink + dom.as_object().size();
          }},
         {"  Workload::Read(object)",
          [&] {
@@ -102,9 +107,17 @@ int main(int argc, char** argv) {
            g_sink = g_sink + rw::rules::Diagnose(rw::rules::Assess(w, policy)).findings.size();
          }},
         {"  copy of object [feeds the next line]",
-         [&] { g_sink = g_sink + json(request.object).size(); }},
-        {"  Mutate(workload, copy) [/mutate]",
-         [&] { g_sink = g_sink + rw::mutate::Mutate(w, request.object, policy).patch.size(); }},
+         [&] {
+           const rw::codec::DomArena arena(body.size());
+           const boost::json::value copy(request.object, arena.storage());
+           g_sink = g_sink + copy.as_object().size();
+         }},
+        {"  MutateInPlace(workload, copy) [/mutate]",
+         [&] {
+           const rw::codec::DomArena arena(body.size());
+           boost::json::value copy(request.object, arena.storage());
+           g_sink = g_sink + rw::mutate::MutateInPlace(w, copy, policy).patch.size();
+         }},
         {"  DumpJson(patch)",
          [&] { g_sink = g_sink + rw::codec::DumpJson(mutation.patch).size(); }},
         {"  EncodeReview(mutate response)",

@@ -5,25 +5,41 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 
+#include "rdma_webhook/codec/dom.h"
 #include "rdma_webhook/codec/json_text.h"
 #include "rdma_webhook/codec/yaml.h"
 
 namespace rw::admission {
 namespace {
 
+namespace bj = boost::json;
 using nlohmann::json;
+
+// The member `key` of an object, or nullptr when it is absent or null.
+const bj::value* Present(const bj::object& parent, std::string_view key) {
+  const bj::value* v = parent.if_contains(key);
+  return v == nullptr || v->is_null() ? nullptr : v;
+}
+
+// `source` moved into `target` with its storage (Boost.JSON's move assignment would copy it into
+// the target's).
+void Adopt(bj::value& target, bj::value&& source) {
+  target.~value();
+  ::new (&target) bj::value(std::move(source));
+}
 
 // Reads an optional string field; a present value of another type is a decode error, because
 // a review the API server wrote never has one.
-std::string OptionalString(const json& parent, const char* key, std::string_view where,
+std::string OptionalString(const bj::object& parent, const char* key, std::string_view where,
                            const std::string& uid, const std::string& api_version) {
-  auto it = parent.find(key);
-  if (it == parent.end() || it->is_null()) return {};
-  if (!it->is_string()) {
+  const bj::value* v = Present(parent, key);
+  if (v == nullptr) return {};
+  if (!v->is_string()) {
     throw DecodeError(std::string(where) + "." + key + " must be a string", uid, api_version);
   }
-  return it->get<std::string>();
+  return std::string(v->get_string());
 }
 
 struct Envelope {
@@ -85,27 +101,11 @@ Envelope ReadEnvelope(std::string_view body) {
   return out;
 }
 
-}  // namespace
-
-Request::~Request() {
-  codec::ReleaseJson(object);
-  codec::ReleaseJson(old_object);
-}
-
-Request DecodeReview(std::string_view body) {
-  // nlohmann's reader, which has the last word on text the fast parser refuses, takes a NUL byte
-  // for the end of its input: a review followed by `\0` and garbage was read as the review. A
-  // raw NUL is never JSON (RFC 8259 §7: control characters are escaped inside strings), and Go's
-  // encoding/json refuses it, so the body is malformed; the uid is echoed when what precedes the
-  // NUL holds one.
-  if (const auto nul = body.find('\0'); nul != std::string_view::npos) {
-    const Envelope envelope = ReadEnvelope(body.substr(0, nul));
-    throw DecodeError("malformed JSON: a NUL byte at offset " + std::to_string(nul), envelope.uid,
-                      envelope.api_version);
-  }
-  json review;
+// The review parsed into `arena`. Returned by value, so the caller's value is constructed in the
+// arena (Boost.JSON's assignment would copy it into the target's storage).
+bj::value ParseReview(std::string_view body, const codec::DomArena& arena) {
   try {
-    review = codec::ParseJson(body, codec::kMaxNestingDepth);
+    return codec::ParseDom(body, codec::kMaxNestingDepth, arena.storage());
   } catch (const codec::JsonTooDeep&) {
     // Hostile depth is refused before anything that deep is built (docs/reliability.md).
     throw DecodeError("JSON nested deeper than " + std::to_string(codec::kMaxNestingDepth) +
@@ -123,48 +123,78 @@ Request DecodeReview(std::string_view body) {
     throw DecodeError(std::string("malformed JSON: ") + e.what(), envelope.uid,
                       envelope.api_version);
   }
+}
+
+}  // namespace
+
+Request& Request::operator=(Request&& other) noexcept {
+  if (this != &other) {
+    this->~Request();
+    new (this) Request(std::move(other));
+  }
+  return *this;
+}
+
+Request DecodeReview(std::string_view body) {
+  // nlohmann's reader, which has the last word on text the fast parser refuses, takes a NUL byte
+  // for the end of its input: a review followed by `\0` and garbage was read as the review. A
+  // raw NUL is never JSON (RFC 8259 §7: control characters are escaped inside strings), and Go's
+  // encoding/json refuses it, so the body is malformed; the uid is echoed when what precedes the
+  // NUL holds one.
+  if (const auto nul = body.find('\0'); nul != std::string_view::npos) {
+    const Envelope envelope = ReadEnvelope(body.substr(0, nul));
+    throw DecodeError("malformed JSON: a NUL byte at offset " + std::to_string(nul), envelope.uid,
+                      envelope.api_version);
+  }
+  // Sized from the body, so a review is parsed into one block; every value below lives in it,
+  // and the arena outlives them all: it goes to the request last.
+  auto arena = std::make_unique<codec::DomArena>(body.size());
+  bj::value review = ParseReview(body, *arena);
   if (!review.is_object()) throw DecodeError("not an AdmissionReview: body is not a JSON object");
-  auto api = review.find("apiVersion");
-  if (api == review.end() || !api->is_string() ||
-      (*api != kApiVersionV1 && *api != kApiVersionV1beta1)) {
+  const bj::object& top = review.get_object();
+  const bj::value* api = top.if_contains("apiVersion");
+  if (api == nullptr || !api->is_string() ||
+      (api->get_string() != kApiVersionV1 && api->get_string() != kApiVersionV1beta1)) {
     throw DecodeError("not an AdmissionReview: apiVersion must be admission.k8s.io/v1 or v1beta1");
   }
-  auto kind = review.find("kind");
-  if (kind == review.end() || *kind != "AdmissionReview") {
+  const bj::value* kind = top.if_contains("kind");
+  if (kind == nullptr || !kind->is_string() || kind->get_string() != "AdmissionReview") {
     throw DecodeError("not an AdmissionReview: kind must be AdmissionReview");
   }
-  auto req = review.find("request");
-  if (req == review.end() || !req->is_object()) {
+  bj::value* request = review.get_object().if_contains("request");
+  if (request == nullptr || !request->is_object()) {
     throw DecodeError("AdmissionReview without request");
   }
+  bj::object& req = request->get_object();
   Request r;
-  r.api_version = api->get<std::string>();
-  auto uid = req->find("uid");
-  if (uid == req->end() || !uid->is_string() || uid->get_ref<const std::string&>().empty()) {
+  r.api_version = std::string(api->get_string());
+  const bj::value* uid = req.if_contains("uid");
+  if (uid == nullptr || !uid->is_string() || uid->get_string().empty()) {
     throw DecodeError("request.uid must be a non-empty string", {}, r.api_version);
   }
-  r.uid = uid->get<std::string>();
-  r.operation = OptionalString(*req, "operation", "request", r.uid, r.api_version);
+  r.uid = std::string(uid->get_string());
+  r.operation = OptionalString(req, "operation", "request", r.uid, r.api_version);
   if (r.operation.empty()) {
     throw DecodeError("request.operation must be set", r.uid, r.api_version);
   }
-  r.sub_resource = OptionalString(*req, "subResource", "request", r.uid, r.api_version);
-  r.ns = OptionalString(*req, "namespace", "request", r.uid, r.api_version);
-  r.name = OptionalString(*req, "name", "request", r.uid, r.api_version);
-  if (auto dry = req->find("dryRun"); dry != req->end() && !dry->is_null()) {
-    if (!dry->is_boolean())
+  r.sub_resource = OptionalString(req, "subResource", "request", r.uid, r.api_version);
+  r.ns = OptionalString(req, "namespace", "request", r.uid, r.api_version);
+  r.name = OptionalString(req, "name", "request", r.uid, r.api_version);
+  if (const bj::value* dry = Present(req, "dryRun")) {
+    if (!dry->is_bool())
       throw DecodeError("request.dryRun must be a boolean", r.uid, r.api_version);
-    r.dry_run = dry->get<bool>();
+    r.dry_run = dry->get_bool();
   }
   // Go's decoder of the API server's types (controller-runtime's, say) refuses these as anything
   // but objects; they are not read here, but a review that carries them wrong is not one.
   for (const char* field : {"kind", "resource", "requestKind", "requestResource", "userInfo"}) {
-    if (auto f = req->find(field); f != req->end() && !f->is_null() && !f->is_object())
+    if (const bj::value* f = Present(req, field); f != nullptr && !f->is_object())
       throw DecodeError(std::string("request.") + field + " must be a JSON object", r.uid,
                         r.api_version);
   }
-  if (auto obj = req->find("object"); obj != req->end()) r.object = std::move(*obj);
-  if (auto old = req->find("oldObject"); old != req->end()) r.old_object = std::move(*old);
+  // Moved out of the review by construction: both values stay in the arena.
+  if (bj::value* obj = req.if_contains("object")) Adopt(r.object, std::move(*obj));
+  if (bj::value* old = req.if_contains("oldObject")) Adopt(r.old_object, std::move(*old));
 
   const bool writes = r.operation == "CREATE" || r.operation == "UPDATE";
   if (writes && r.object.is_null()) {
@@ -177,12 +207,13 @@ Request DecodeReview(std::string_view body) {
     throw DecodeError("request.oldObject must be a JSON object for UPDATE", r.uid, r.api_version);
   }
   if (r.ns.empty() && r.object.is_object()) {
-    const json* meta = r.object.contains("metadata") ? &r.object["metadata"] : nullptr;
+    const bj::value* meta = r.object.get_object().if_contains("metadata");
     if (meta != nullptr && meta->is_object()) {
-      auto ns = meta->find("namespace");
-      if (ns != meta->end() && ns->is_string()) r.ns = ns->get<std::string>();
+      const bj::value* ns = meta->get_object().if_contains("namespace");
+      if (ns != nullptr && ns->is_string()) r.ns = std::string(ns->get_string());
     }
   }
+  r.arena = std::move(arena);
   return r;
 }
 

@@ -4,6 +4,7 @@
 #include <exception>
 #include <set>
 
+#include "rdma_webhook/codec/dom.h"
 #include "rdma_webhook/codec/json_text.h"
 #include "rdma_webhook/mutate/mutation.h"
 #include "rdma_webhook/rules/trainjob.h"
@@ -13,15 +14,13 @@
 namespace rw::admission {
 namespace {
 
+namespace bj = boost::json;
 using nlohmann::json;
 
-// The string at `pointer`, or "" when it is absent or of another type: the object is the user's,
-// and json::value() would throw on a kind or name that is no string.
-std::string StringAt(const json& object, const std::string& pointer) {
-  const json::json_pointer p(pointer);
-  if (!object.contains(p)) return std::string();
-  const json& v = object.at(p);
-  return v.is_string() ? v.get<std::string>() : std::string();
+// The string at `pointer`, or "" when it is absent or of another type: the object is the user's.
+std::string StringAt(const bj::value& object, std::string_view pointer) {
+  const bj::value* v = codec::Find(object, pointer);
+  return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
 }
 
 void AddWarning(std::vector<std::string>& warnings, const rules::Finding& f) {
@@ -34,7 +33,7 @@ void AddWarning(std::vector<std::string>& warnings, const rules::Finding& f) {
 // The object's name as a person reads it: the API server leaves request.name empty for an object
 // created with generateName, and its name is only made after admission, so the prefix is shown
 // with a mark that the rest is generated ("train-(generated)") instead of an empty name.
-std::string ObjectName(const Request& request, const json& object) {
+std::string ObjectName(const Request& request, const bj::value& object) {
   if (!request.name.empty()) return request.name;
   std::string name = StringAt(object, "/metadata/name");
   if (!name.empty()) return name;
@@ -44,7 +43,7 @@ std::string ObjectName(const Request& request, const json& object) {
 
 std::string DenialMessage(const Request& request,
                           const std::vector<const rules::Finding*>& errors) {
-  const json& object = request.object;
+  const bj::value& object = request.object;
   std::string kind = StringAt(object, "/kind");
   if (kind.empty()) kind = "object";
   const std::string name = ObjectName(request, object);
@@ -140,33 +139,41 @@ Decision Decide(Endpoint endpoint, Request request, const policy::Policy& policy
     // A TrainJob is judged through the pods Trainer builds from its runtime, which the cluster
     // watch holds; without the watch its runtime is not known: `unknown`, which passes
     // (docs/trainer.md).
-    const bool trainjob = workload::IsTrainJob(request.object);
     const bool update = request.operation == "UPDATE";
+    // A TrainJob is read through Trainer's effective JobSet, which is built in nlohmann's DOM
+    // (workload/trainjob.h): its objects cross over once, here.
+    std::optional<json> trainjob, old_trainjob;
+    if (w.kind == "TrainJob") {
+      json object = codec::FromDom(request.object);
+      if (workload::IsTrainJob(object)) {
+        trainjob = std::move(object);
+        if (update) old_trainjob = codec::FromDom(request.old_object);
+      }
+    }
     // Finalizer, label, status and scale updates pass: their templates are what was judged. A
     // TrainJob's templates are the ones Trainer builds.
     if (update &&
-        (trainjob ? rules::TrainJobTemplatesUnchanged(request.old_object, request.object, policy,
-                                                      ns, catalogue)
-                  : rules::PodTemplatesUnchanged(request.old_object, request.object, w, policy))) {
+        (trainjob
+             ? rules::TrainJobTemplatesUnchanged(*old_trainjob, *trainjob, policy, ns, catalogue)
+             : rules::PodTemplatesUnchanged(request.old_object, request.object, w, policy))) {
       return d;
     }
     if (endpoint == Endpoint::kMutate) {
       const auto operation =
           update ? mutate::TrainJobOperation::kUpdate : mutate::TrainJobOperation::kCreate;
-      mutate::Mutation m =
-          trainjob ? mutate::MutateTrainJob(request.object, policy, ns, catalogue, operation)
-                   : mutate::Mutate(w, std::move(request.object), policy, catalogue);
+      // The review's object is patched where it lies; only the patch is answered.
+      mutate::Mutation m = trainjob
+                               ? mutate::MutateTrainJob(*trainjob, policy, ns, catalogue, operation)
+                               : mutate::MutateInPlace(w, request.object, policy, catalogue);
       if (!m.patch.empty()) d.response.patch = codec::DumpJson(m.patch);
-      codec::ReleaseJson(m.result);  // the patched object: only its patch is answered
       for (const auto& f : m.overrides) AddWarning(d.response.warnings, f);
       d.findings = std::move(m.overrides);
       d.path = std::string(policy::ToString(m.path));
       d.response.audit_annotations["path"] = d.path;
       return d;
     }
-    rules::Diagnosis diag = trainjob
-                                ? rules::DiagnoseTrainJob(request.object, policy, ns, catalogue)
-                                : rules::Diagnose(w, policy, catalogue);
+    rules::Diagnosis diag = trainjob ? rules::DiagnoseTrainJob(*trainjob, policy, ns, catalogue)
+                                     : rules::Diagnose(w, policy, catalogue);
     d.path = std::string(policy::ToString(diag.path));
     d.response.audit_annotations["path"] = d.path;
     Answer(endpoint, request, rules::Judge(diag, request.object), d);
@@ -186,9 +193,9 @@ Outcome Webhook::Handle(Endpoint endpoint, std::string_view body, const policy::
   Outcome out;
   std::string api_version;
   try {
-    Request request;
+    std::optional<Request> decoded;
     try {
-      request = DecodeReview(body);
+      decoded.emplace(DecodeReview(body));
     } catch (const DecodeError& e) {
       out.http_status = 400;
       out.error = e.what();
@@ -201,13 +208,14 @@ Outcome Webhook::Handle(Endpoint endpoint, std::string_view body, const policy::
       }
       return out;
     }
+    Request& request = *decoded;
     api_version = request.api_version;
     out.uid = request.uid;
     out.operation = request.operation;
     out.ns = request.ns;
     out.name = request.name;
     out.dry_run = request.dry_run;
-    const json& subject = request.object.is_object() ? request.object : request.old_object;
+    const bj::value& subject = request.object.is_object() ? request.object : request.old_object;
     if (subject.is_object()) {
       out.kind = StringAt(subject, "/kind");
       out.name = ObjectName(request, subject);

@@ -1,12 +1,15 @@
 #include "patch_builder.h"
 
+#include <stdexcept>
 #include <vector>
 
+#include "rdma_webhook/codec/dom.h"
 #include "rdma_webhook/workload/workload.h"
 
 namespace rw::mutate {
 namespace {
 
+namespace bj = boost::json;
 using nlohmann::json;
 
 // One operation, built member by member: json's initializer-list constructor would copy the
@@ -20,11 +23,23 @@ json Operation(const char* op, std::string path, const json& value) {
   return operation;
 }
 
+std::size_t Index(const std::string& token, const bj::array& items) {
+  const std::size_t index = std::stoul(token);
+  if (index >= items.size()) throw std::out_of_range("array index " + token + " is out of range");
+  return index;
+}
+
+// The object a member is set in; a null one becomes an object, as nlohmann's operator[] makes it.
+bj::object& Members(bj::value& node) {
+  if (node.is_null()) node.emplace_object();
+  return node.as_object();  // throws on another type: the plan never edits through one
+}
+
 }  // namespace
 
-void PatchBuilder::Set(const std::string& pointer, json value) {
+void PatchBuilder::Set(const std::string& pointer, const json& value) {
   const auto tokens = workload::PointerTokens(pointer);
-  json* node = &doc_;
+  bj::value* node = &doc_;
   std::string path;
   path.reserve(pointer.size() + 8);
   for (std::size_t i = 0; i < tokens.size(); ++i) {
@@ -33,71 +48,69 @@ void PatchBuilder::Set(const std::string& pointer, json value) {
     path += workload::EscapePointerToken(token);  // now the pointer of the child
     const bool last = i + 1 == tokens.size();
     if (node->is_array()) {
-      const std::size_t index = std::stoul(token);
-      json& child = node->at(index);
+      auto& items = node->get_array();
+      bj::value& child = items[Index(token, items)];
       if (last) {
-        if (child == value) return;
+        bj::value next = codec::ToDom(value, doc_.storage());
+        if (codec::SameValue(child, next)) return;
         ops_.push_back(Operation("replace", std::move(path), value));
-        child = std::move(value);
+        child = std::move(next);
         return;
       }
       node = &child;
       continue;
     }
-    auto it = node->find(token);
-    if (it == node->end() || it->is_null()) {
+    bj::object& members = Members(*node);
+    bj::value* child = members.if_contains(token);
+    if (child == nullptr || child->is_null()) {
       // Build the missing subtree and add it in one operation.
-      json nested = std::move(value);
+      json nested = value;
       for (std::size_t j = tokens.size() - 1; j > i; --j) {
         json parent(json::value_t::object);
         parent.get_ref<json::object_t&>().emplace(tokens[j], std::move(nested));
         nested = std::move(parent);
       }
-      const bool existed = it != node->end();
+      const bool existed = child != nullptr;
+      members[token] = codec::ToDom(nested, doc_.storage());
       ops_.push_back(Operation(existed ? "replace" : "add", std::move(path), nested));
-      (*node)[token] = std::move(nested);
       return;
     }
     if (last) {
-      if (*it == value) return;
+      bj::value next = codec::ToDom(value, doc_.storage());
+      if (codec::SameValue(*child, next)) return;
       ops_.push_back(Operation("replace", std::move(path), value));
-      *it = std::move(value);
+      *child = std::move(next);
       return;
     }
-    node = &*it;
+    node = child;
   }
 }
 
-void PatchBuilder::Append(const std::string& pointer, json value) {
-  // One walk down the pointer: the array, or nullptr when a member on the way is missing.
-  json* array = &doc_;
-  for (const auto& token : workload::PointerTokens(pointer)) {
-    if (array->is_array()) {
-      const std::size_t index = std::stoul(token);
-      array = index < array->size() ? &(*array)[index] : nullptr;
-    } else if (array->is_object()) {
-      auto it = array->find(token);
-      array = it != array->end() ? &*it : nullptr;
-    } else {
-      array = nullptr;
-    }
-    if (array == nullptr) break;
-  }
+void PatchBuilder::Append(const std::string& pointer, const json& value) {
+  bj::value* array = codec::Find(doc_, pointer);
   if (array == nullptr || array->is_null()) {
-    Set(pointer, json::array({std::move(value)}));
+    Set(pointer, json::array({value}));
     return;
   }
-  ops_.push_back(Operation("add", pointer + "/" + std::to_string(array->size()), value));
-  array->push_back(std::move(value));
+  auto& items = array->as_array();  // throws on another type: the plan appends to lists only
+  ops_.push_back(Operation("add", pointer + "/" + std::to_string(items.size()), value));
+  items.push_back(codec::ToDom(value, doc_.storage()));
 }
 
 void PatchBuilder::Remove(const std::string& pointer) {
-  const json::json_pointer p(pointer);
-  json& parent = doc_.at(p.parent_pointer());
-  if (parent.is_array())
-    parent.erase(std::stoul(p.back()));
-  else
-    parent.erase(p.back());
+  const std::size_t cut = pointer.rfind('/');
+  if (cut == std::string::npos) throw std::out_of_range("cannot remove the document itself");
+  bj::value* parent = codec::Find(doc_, pointer.substr(0, cut));
+  const auto tokens = workload::PointerTokens(pointer);
+  if (parent == nullptr || tokens.empty())
+    throw std::out_of_range("no value at " + pointer + " to remove");
+  const std::string& last = tokens.back();
+  if (parent->is_array()) {
+    auto& items = parent->get_array();
+    items.erase(items.begin() + static_cast<std::ptrdiff_t>(Index(last, items)));
+  } else if (parent->as_object().erase(last) == 0) {
+    throw std::out_of_range("no value at " + pointer + " to remove");
+  }
   json operation(json::value_t::object);
   operation.get_ref<json::object_t&>().emplace("op", "remove");
   operation.get_ref<json::object_t&>().emplace("path", pointer);

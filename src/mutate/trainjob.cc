@@ -9,6 +9,7 @@
 #include <set>
 
 #include "patch_builder.h"
+#include "rdma_webhook/codec/dom.h"
 #include "rdma_webhook/mutate/mutation.h"
 #include "rdma_webhook/rules/assessment.h"
 #include "rdma_webhook/rules/trainjob.h"
@@ -54,7 +55,8 @@ class Translation {
         original_(trainjob),
         policy_(policy),
         update_(operation == TrainJobOperation::kUpdate),
-        patch_(trainjob) {}
+        doc_(codec::ToDom(trainjob)),
+        patch_(doc_) {}
 
   void Template(const std::string& pod_pointer, const json& before, const json& after) {
     // The replicated job the template belongs to: /spec/replicatedJobs/<i>/template/spec/template.
@@ -125,6 +127,7 @@ class Translation {
   }
 
   PatchBuilder& builder() { return patch_; }
+  nlohmann::json Document() const { return codec::FromDom(doc_); }
   std::vector<rules::Finding>& findings() { return findings_; }
 
  private:
@@ -268,8 +271,9 @@ class Translation {
   const workload::TrainJobTemplates& t_;
   const json& original_;
   const policy::Policy& policy_;
-  bool update_;            // spec.trainer and an existing entry's containers are immutable
-  bool off_host_ = false;  // the template being translated needs hostNetwork it cannot get
+  bool update_;             // spec.trainer and an existing entry's containers are immutable
+  bool off_host_ = false;   // the template being translated needs hostNetwork it cannot get
+  boost::json::value doc_;  // the TrainJob, patched as the operations are recorded
   PatchBuilder patch_;
   json jobs_ = json::array();
   std::set<std::string> runtime_only_;
@@ -304,7 +308,7 @@ Mutation MutateTrainJob(const json& trainjob, const json& runtime, const workloa
     tr.Finish();
   }
   m.patch = std::move(tr.builder().operations());
-  m.result = tr.builder().TakeDocument();
+  m.result = tr.Document();
   for (auto& f : effective.overrides) {
     if (f.pointer.rfind("/spec/replicatedJobs", 0) == 0) {
       const auto o = t.OriginOf(f.pointer);

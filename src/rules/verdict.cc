@@ -2,24 +2,47 @@
 
 #include <algorithm>
 
+#include "rdma_webhook/codec/dom.h"
 #include "rdma_webhook/rules/reading_findings.h"
 
 namespace rw::rules {
 namespace {
 
-using nlohmann::json;
+namespace bj = boost::json;
+using Value = bj::value;
 
-const json& At(const json& object, const std::string& pointer) {
-  static const json kNull;
-  const json::json_pointer p(pointer);
-  return object.contains(p) ? object.at(p) : kNull;
+const Value& At(const Value& object, const std::string& pointer) {
+  static const Value kNull;
+  const Value* v = codec::Find(object, pointer);
+  return v != nullptr ? *v : kNull;
 }
 
-json AnnotationsThatMatter(const json& object, const std::string& template_pointer) {
-  json annotations = At(object, template_pointer + "/metadata/annotations");
-  if (annotations.is_object()) annotations.erase(std::string(kRestartedAtAnnotation));
-  if (annotations.is_object() && annotations.empty()) return json();
-  return annotations;
+const Value& Member(const Value& object, std::string_view key) {
+  static const Value kNull;
+  const Value* v = object.is_object() ? object.get_object().if_contains(key) : nullptr;
+  return v != nullptr ? *v : kNull;
+}
+
+// Two templates' annotations compared without kRestartedAtAnnotation; a map left empty counts
+// as no map.
+bool SameAnnotationsThatMatter(const Value& a, const Value& b) {
+  const auto matter = [](const Value& v) {
+    std::size_t n = 0;
+    for (const auto& m : v.get_object())
+      if (m.key() != kRestartedAtAnnotation) ++n;
+    return n;
+  };
+  const bool a_none = a.is_object() ? matter(a) == 0 : a.is_null();
+  const bool b_none = b.is_object() ? matter(b) == 0 : b.is_null();
+  if (a_none || b_none) return a_none == b_none;
+  if (!a.is_object() || !b.is_object()) return codec::SameValue(a, b);
+  if (matter(a) != matter(b)) return false;
+  for (const auto& m : a.get_object()) {
+    if (m.key() == kRestartedAtAnnotation) continue;
+    const Value* other = b.get_object().if_contains(m.key());
+    if (other == nullptr || !codec::SameValue(m.value(), *other)) return false;
+  }
+  return true;
 }
 
 std::vector<std::string> TemplatePointers(const workload::Workload& w) {
@@ -29,7 +52,7 @@ std::vector<std::string> TemplatePointers(const workload::Workload& w) {
 }
 
 // What errors do for this object: a controller-owned Pod only warns (see ControllerOwnedPod).
-policy::Validation Enforcement(policy::Validation validation, const json& object) {
+policy::Validation Enforcement(policy::Validation validation, const Value& object) {
   if (validation == policy::Validation::kDeny && ControllerOwnedPod(object))
     return policy::Validation::kWarn;
   return validation;
@@ -42,28 +65,37 @@ bool HasError(const std::vector<Finding>& findings) {
 
 }  // namespace
 
-std::optional<Controller> ControllerOf(const json& object) {
-  const json& owners = At(object, "/metadata/ownerReferences");
+std::optional<Controller> ControllerOf(const Value& object) {
+  const Value& owners = At(object, "/metadata/ownerReferences");
   if (!owners.is_array()) return std::nullopt;
-  for (const auto& o : owners) {
-    if (!o.is_object() || o.value("controller", json()) != true) continue;
-    const json& api_version = o.value("apiVersion", json());
-    const json& kind = o.value("kind", json());
+  for (const auto& o : owners.get_array()) {
+    const Value& controller = Member(o, "controller");
+    if (!controller.is_bool() || !controller.get_bool()) continue;
+    const Value& api_version = Member(o, "apiVersion");
+    const Value& kind = Member(o, "kind");
     Controller c;
     if (api_version.is_string()) {
-      const auto& v = api_version.get_ref<const std::string&>();
+      const std::string_view v = api_version.get_string();
       const auto slash = v.find('/');
-      if (slash != std::string::npos) c.group = v.substr(0, slash);
+      if (slash != std::string_view::npos) c.group = std::string(v.substr(0, slash));
     }
-    if (kind.is_string()) c.kind = kind.get<std::string>();
+    if (kind.is_string()) c.kind = std::string(kind.get_string());
     return c;
   }
   return std::nullopt;
 }
 
-bool ControllerOwnedPod(const json& object) {
-  return object.is_object() && object.value("kind", json()) == "Pod" &&
-         ControllerOf(object).has_value();
+std::optional<Controller> ControllerOf(const nlohmann::json& object) {
+  return ControllerOf(codec::ToDom(object));
+}
+
+bool ControllerOwnedPod(const Value& object) {
+  const Value& kind = Member(object, "kind");
+  return kind.is_string() && kind.get_string() == "Pod" && ControllerOf(object).has_value();
+}
+
+bool ControllerOwnedPod(const nlohmann::json& object) {
+  return ControllerOwnedPod(codec::ToDom(object));
 }
 
 std::vector<const Finding*> Verdict::Errors() const {
@@ -78,7 +110,11 @@ bool Verdict::Warns(const Finding& f) const {
   return f.severity == Severity::kWarning || enforcement == policy::Validation::kWarn;
 }
 
-Verdict Judge(const Diagnosis& diagnosis, const json& object) {
+Verdict Judge(const Diagnosis& diagnosis, const nlohmann::json& object) {
+  return Judge(diagnosis, codec::ToDom(object));
+}
+
+Verdict Judge(const Diagnosis& diagnosis, const Value& object) {
   Verdict v;
   v.enforcement = Enforcement(diagnosis.enforcement, object);
   if (diagnosis.skipped) {
@@ -96,7 +132,12 @@ Verdict Judge(const Diagnosis& diagnosis, const json& object) {
 }
 
 Verdict JudgeMalformed(const workload::ManifestError& error, const policy::NamespacePolicy& ns,
-                       const json& object) {
+                       const nlohmann::json& object) {
+  return JudgeMalformed(error, ns, codec::ToDom(object));
+}
+
+Verdict JudgeMalformed(const workload::ManifestError& error, const policy::NamespacePolicy& ns,
+                       const Value& object) {
   Verdict v;
   v.reason = Reason::kMalformed;
   v.enforcement = Enforcement(ns.validation, object);
@@ -113,7 +154,12 @@ Verdict Unchanged(const policy::NamespacePolicy& ns) {
   return v;
 }
 
-bool PodTemplatesUnchanged(const json& old_object, const json& new_object,
+bool PodTemplatesUnchanged(const nlohmann::json& old_object, const nlohmann::json& new_object,
+                           const workload::Workload& now, const policy::Policy& policy) {
+  return PodTemplatesUnchanged(codec::ToDom(old_object), codec::ToDom(new_object), now, policy);
+}
+
+bool PodTemplatesUnchanged(const Value& old_object, const Value& new_object,
                            const workload::Workload& now, const policy::Policy& policy) {
   std::vector<std::string> before;
   try {
@@ -124,8 +170,10 @@ bool PodTemplatesUnchanged(const json& old_object, const json& new_object,
   const auto pointers = TemplatePointers(now);
   if (pointers != before) return false;
   for (const auto& p : pointers) {
-    if (At(old_object, p + "/spec") != At(new_object, p + "/spec")) return false;
-    if (AnnotationsThatMatter(old_object, p) != AnnotationsThatMatter(new_object, p)) return false;
+    if (!codec::SameValue(At(old_object, p + "/spec"), At(new_object, p + "/spec"))) return false;
+    if (!SameAnnotationsThatMatter(At(old_object, p + "/metadata/annotations"),
+                                   At(new_object, p + "/metadata/annotations")))
+      return false;
   }
   return true;
 }

@@ -3,33 +3,36 @@
 // group, a serving runtime's own spec), and a new operator appears faster than a row for it.
 #include <string>
 
+#include "rdma_webhook/codec/dom.h"
 #include "rdma_webhook/workload/workload.h"
 
 namespace rw::workload {
 namespace {
 
-using nlohmann::json;
+namespace bj = boost::json;
 
-bool IsPodTemplateShape(const json& node) {
+bool IsPodTemplateShape(const bj::value& node) {
   if (!node.is_object()) return false;
-  const auto spec = node.find("spec");
-  if (spec == node.end() || !spec->is_object()) return false;
-  const auto containers = spec->find("containers");
-  if (containers == spec->end() || !containers->is_array() || containers->empty()) return false;
-  for (const auto& c : *containers) {
+  const bj::value* spec = node.get_object().if_contains("spec");
+  if (spec == nullptr || !spec->is_object()) return false;
+  const bj::value* containers = spec->get_object().if_contains("containers");
+  if (containers == nullptr || !containers->is_array() || containers->get_array().empty())
+    return false;
+  for (const auto& c : containers->get_array()) {
     if (!c.is_object()) return false;
-    const auto name = c.find("name");
-    if (name == c.end() || !name->is_string() || name->get_ref<const std::string&>().empty())
-      return false;
+    const bj::value* name = c.get_object().if_contains("name");
+    if (name == nullptr || !name->is_string() || name->get_string().empty()) return false;
   }
   return true;
 }
+
+bool Structured(const bj::value& v) { return v.is_object() || v.is_array(); }
 
 class Search {
  public:
   explicit Search(ShapeSearch& out) : out_(out) {}
 
-  void Visit(const json& node, const std::string& pointer, std::size_t depth) {
+  void Visit(const bj::value& node, const std::string& pointer, std::size_t depth) {
     if (out_.truncated) return;
     if (++visits_ > kMaxShapeVisits || depth > kMaxShapeDepth) {
       out_.truncated = true;
@@ -44,15 +47,16 @@ class Search {
       return;  // a pod template holds no pod templates
     }
     if (node.is_object()) {
-      for (auto it = node.begin(); it != node.end(); ++it) {
+      for (const auto* m : codec::SortedMembers(node.get_object())) {
         // The object's metadata and status are not what runs.
-        if (depth == 0 && (it.key() == "metadata" || it.key() == "status")) continue;
-        if (!it->is_structured()) continue;
-        Visit(*it, pointer + "/" + EscapePointerToken(it.key()), depth + 1);
+        if (depth == 0 && (m->key() == "metadata" || m->key() == "status")) continue;
+        if (!Structured(m->value())) continue;
+        Visit(m->value(), pointer + "/" + EscapePointerToken(m->key()), depth + 1);
       }
     } else if (node.is_array()) {
-      for (std::size_t i = 0; i < node.size(); ++i)
-        if (node[i].is_structured()) Visit(node[i], pointer + "/" + std::to_string(i), depth + 1);
+      const auto& items = node.get_array();
+      for (std::size_t i = 0; i < items.size(); ++i)
+        if (Structured(items[i])) Visit(items[i], pointer + "/" + std::to_string(i), depth + 1);
     }
   }
 
@@ -63,10 +67,14 @@ class Search {
 
 }  // namespace
 
-ShapeSearch FindPodTemplatesByShape(const json& object) {
+ShapeSearch FindPodTemplatesByShape(const bj::value& object) {
   ShapeSearch out;
   if (object.is_object()) Search(out).Visit(object, "", 0);
   return out;
+}
+
+ShapeSearch FindPodTemplatesByShape(const nlohmann::json& object) {
+  return FindPodTemplatesByShape(codec::ToDom(object));
 }
 
 }  // namespace rw::workload

@@ -6,14 +6,27 @@
 #include <cmath>
 
 #include "quantity.h"
-#include "rdma_webhook/codec/yaml.h"
+#include "rdma_webhook/codec/dom.h"
 
 namespace rw::workload {
 namespace {
 
-using nlohmann::json;
+namespace bj = boost::json;
+using Value = bj::value;
 
-std::string Kind(const json& v) { return codec::TypeName(v); }
+std::string Kind(const Value& v) { return codec::TypeName(v); }
+
+bool IsInteger(const Value& v) { return v.is_int64() || v.is_uint64(); }
+// An integer as nlohmann's get<long long>() gives it (an unsigned one past 2^63 wraps).
+long long IntegerOf(const Value& v) {
+  return v.is_int64() ? v.get_int64() : static_cast<long long>(v.get_uint64());
+}
+double DoubleOf(const Value& v) {
+  return v.is_double()  ? v.get_double()
+         : v.is_int64() ? static_cast<double>(v.get_int64())
+                        : static_cast<double>(v.get_uint64());
+}
+std::string StringOf(const Value& v) { return std::string(v.get_string()); }
 
 // A value a templating step fills and has not filled yet: `${GPUS}`, `$GPUS`, `__NUM_NODES__`,
 // `<num-gpus>`, or an upper-case name (`PLACEHOLDER_GPUS`, `NUM_NODES`), which is never a number
@@ -38,11 +51,10 @@ std::string Shown(const std::string& text) {
 }
 
 // "must be an integer, got ..." with the value when it is a placeholder left in.
-std::string NotAnInteger(const json& v) {
+std::string NotAnInteger(const Value& v) {
   std::string got = "must be an integer, got " + Kind(v);
-  if (v.is_string() && LooksLikePlaceholder(v.get_ref<const std::string&>())) {
-    const auto& text = v.get_ref<const std::string&>();
-    got += " " + Shown(text) + kPlaceholderHint;
+  if (v.is_string() && LooksLikePlaceholder(v.get_string())) {
+    got += " " + Shown(StringOf(v)) + kPlaceholderHint;
   }
   return got;
 }
@@ -75,105 +87,87 @@ class Where {
 // a Reader is given (and its parents) must outlive it.
 class Reader {
  public:
-  Reader(const json& object, const Where& where) : obj_(object), where_(where) {}
+  // `object` must be an object (RequireObject).
+  Reader(const Value& object, const Where& where) : obj_(object.get_object()), where_(where) {}
 
   Where Child(std::string_view key) const { return Where(where_, key); }
 
-  const json* Field(std::string_view key) const {
-    auto it = obj_.find(key);
-    if (it == obj_.end() || it->is_null()) return nullptr;
-    return &*it;
+  const Value* Field(std::string_view key) const {
+    const Value* v = obj_.if_contains(key);
+    return v == nullptr || v->is_null() ? nullptr : v;
   }
-  // Field of each of `keys` (in the object's order, which is sorted) in one walk of the
-  // object's members: for the many small objects read whole (an env entry has two or three
-  // members) a walk costs less than a lookup per key.
-  template <std::size_t N>
-  std::array<const json*, N> Fields(const std::array<std::string_view, N>& keys) const {
-    std::array<const json*, N> found{};
-    std::size_t k = 0;
-    for (auto it = obj_.begin(); it != obj_.end() && k < N; ++it) {
-      while (k < N && keys[k] < it.key()) ++k;
-      if (k < N && keys[k] == it.key() && !it->is_null()) found[k] = &*it;
-    }
-    return found;
+  const Value* Object(std::string_view key) const { return Object(key, Field(key)); }
+  const Value* Object(std::string_view key, const Value* field) const {
+    return Typed(key, field, bj::kind::object, "an object");
   }
-  const json* Object(std::string_view key) const {
-    return Typed(key, json::value_t::object, "an object");
-  }
-  const json* Object(std::string_view key, const json* field) const {
-    return Typed(key, field, json::value_t::object, "an object");
-  }
-  const json* Array(std::string_view key) const {
-    return Typed(key, json::value_t::array, "a list");
+  const bj::array* Array(std::string_view key) const {
+    const Value* v = Typed(key, Field(key), bj::kind::array, "a list");
+    return v ? &v->get_array() : nullptr;
   }
   std::optional<std::string> String(std::string_view key) const { return String(key, Field(key)); }
   // The same for `field`, what Field(key) found.
-  std::optional<std::string> String(std::string_view key, const json* field) const {
-    const json* v = Typed(key, field, json::value_t::string, "a string");
-    return v ? std::optional<std::string>(v->get<std::string>()) : std::nullopt;
+  std::optional<std::string> String(std::string_view key, const Value* field) const {
+    const Value* v = Typed(key, field, bj::kind::string, "a string");
+    return v ? std::optional<std::string>(StringOf(*v)) : std::nullopt;
   }
   std::optional<bool> Bool(std::string_view key) const {
-    const json* v = Typed(key, json::value_t::boolean, "a boolean");
-    return v ? std::optional<bool>(v->get<bool>()) : std::nullopt;
+    const Value* v = Typed(key, Field(key), bj::kind::bool_, "a boolean");
+    return v ? std::optional<bool>(v->get_bool()) : std::nullopt;
   }
   std::optional<long long> Integer(std::string_view key) const {
-    const json* v = Field(key);
+    const Value* v = Field(key);
     if (v == nullptr) return std::nullopt;
-    if (!v->is_number_integer()) throw ManifestError(Child(key).str(), NotAnInteger(*v));
-    return v->get<long long>();
+    if (!IsInteger(*v)) throw ManifestError(Child(key).str(), NotAnInteger(*v));
+    return IntegerOf(*v);
   }
 
  private:
-  const json* Typed(std::string_view key, json::value_t type, const char* name) const {
-    return Typed(key, Field(key), type, name);
-  }
-  const json* Typed(std::string_view key, const json* v, json::value_t type,
-                    const char* name) const {
+  const Value* Typed(std::string_view key, const Value* v, bj::kind type, const char* name) const {
     if (v == nullptr) return nullptr;
-    const bool ok = type == json::value_t::object   ? v->is_object()
-                    : type == json::value_t::array  ? v->is_array()
-                    : type == json::value_t::string ? v->is_string()
-                                                    : v->is_boolean();
-    if (!ok)
+    if (v->kind() != type)
       throw ManifestError(Child(key).str(), std::string("must be ") + name + ", got " + Kind(*v));
     return v;
   }
 
-  const json& obj_;
+  const bj::object& obj_;
   const Where& where_;
 };
 
-void RequireObject(const json& v, const Where& where) {
+void RequireObject(const Value& v, const Where& where) {
   if (!v.is_object()) throw ManifestError(where.str(), "must be an object, got " + Kind(v));
 }
 
-std::map<std::string, std::string> ReadStringMap(const json* m, const Where& where) {
+// Members in nlohmann's order (codec::SortedMembers), so the first error named is the same
+// however the review ordered them.
+std::map<std::string, std::string> ReadStringMap(const Value* m, const Where& where) {
   std::map<std::string, std::string> out;
   if (m == nullptr) return out;
-  for (auto it = m->begin(); it != m->end(); ++it) {
-    if (!it->is_string())
-      throw ManifestError(Where(where, it.key()).str(), "must be a string, got " + Kind(*it));
-    out[it.key()] = it->get<std::string>();
+  for (const auto* member : codec::SortedMembers(m->get_object())) {
+    const Value& v = member->value();
+    if (!v.is_string())
+      throw ManifestError(Where(where, member->key()).str(), "must be a string, got " + Kind(v));
+    out.emplace_hint(out.end(), std::string(member->key()), StringOf(v));
   }
   return out;
 }
 
-std::map<std::string, long long> ReadQuantities(const json* m, const Where& where) {
+std::map<std::string, long long> ReadQuantities(const Value* m, const Where& where) {
   std::map<std::string, long long> out;
   if (m == nullptr) return out;
-  for (auto it = m->begin(); it != m->end(); ++it) {
-    const Where field(where, it.key());
+  for (const auto* member : codec::SortedMembers(m->get_object())) {
+    const Value& v = member->value();
+    const Where field(where, member->key());
     // The API server takes `nvidia.com/gpu:` with no value (pruned, or a zero Quantity).
-    if (it->is_null()) continue;
+    if (v.is_null()) continue;
     std::optional<long long> count;
     std::string text;  // a string value, to show when it is no quantity
-    if (it->is_number()) {
-      count = SaturatedCount(it->get<double>());
-    } else if (it->is_string()) {
-      text = it->get<std::string>();
+    if (v.is_number()) {
+      count = SaturatedCount(DoubleOf(v));
+    } else if (v.is_string()) {
+      text = StringOf(v);
       count = ParseQuantityCount(text);
     } else {
-      throw ManifestError(field.str(), "must be a quantity, got " + Kind(*it));
+      throw ManifestError(field.str(), "must be a quantity, got " + Kind(v));
     }
     if (!count) {
       // `${GPU_PER_NODE}` or `__GPUS__`: a file of a templating step, not yet substituted.
@@ -181,19 +175,20 @@ std::map<std::string, long long> ReadQuantities(const json* m, const Where& wher
       throw ManifestError(field.str(), (text.empty() ? std::string() : Shown(text) + " ") +
                                            "is not a valid quantity" + hint);
     }
-    out[it.key()] = *count;
+    out.emplace_hint(out.end(), std::string(member->key()), *count);
   }
   return out;
 }
 
-std::vector<std::string> ReadStrings(const json* a, const Where& where) {
+std::vector<std::string> ReadStrings(const bj::array* a, const Where& where) {
   std::vector<std::string> out;
   if (a == nullptr) return out;
+  out.reserve(a->size());
   for (std::size_t i = 0; i < a->size(); ++i) {
-    const json& item = (*a)[i];
+    const Value& item = (*a)[i];
     if (!item.is_string())
       throw ManifestError(Where(where, i).str(), "must be a string, got " + Kind(item));
-    out.push_back(item.get<std::string>());
+    out.push_back(StringOf(item));
   }
   return out;
 }
@@ -209,7 +204,7 @@ struct PodSecurity {
   std::optional<bool> run_as_non_root;
 };
 
-Container ReadContainer(const json& c, const Where& where, std::size_t index,
+Container ReadContainer(const Value& c, const Where& where, std::size_t index,
                         const policy::Policy& policy, const PodSecurity& pod) {
   RequireObject(c, where);
   Reader r(c, where);
@@ -218,15 +213,17 @@ Container ReadContainer(const json& c, const Where& where, std::size_t index,
   out.index = index;
   out.name = r.String("name").value_or("");
   out.image = r.String("image").value_or("");
-  if (const json* env = r.Array("env")) {
+  if (const bj::array* env = r.Array("env")) {
     const Where env_where = r.Child("env");
+    out.env.reserve(env->size());
     for (std::size_t i = 0; i < env->size(); ++i) {
       const Where ep(env_where, i);
       RequireObject((*env)[i], ep);
       Reader er((*env)[i], ep);
       // Checked in this order, as they always were: the error a user sees does not change.
-      const auto [name_field, value_field, value_from_field] =
-          er.Fields<3>({"name", "value", "valueFrom"});
+      const Value* name_field = er.Field("name");
+      const Value* value_field = er.Field("value");
+      const Value* value_from_field = er.Field("valueFrom");
       EnvVar var;
       var.index = i;
       auto name = er.String("name", name_field);
@@ -237,7 +234,7 @@ Container ReadContainer(const json& c, const Where& where, std::size_t index,
       out.env.push_back(std::move(var));
     }
   }
-  if (const json* env_from = r.Array("envFrom")) {
+  if (const bj::array* env_from = r.Array("envFrom")) {
     const Where env_from_where = r.Child("envFrom");
     for (std::size_t i = 0; i < env_from->size(); ++i) {
       const Where ep(env_from_where, i);
@@ -245,29 +242,30 @@ Container ReadContainer(const json& c, const Where& where, std::size_t index,
       out.env_from_prefixes.push_back(Reader((*env_from)[i], ep).String("prefix").value_or(""));
     }
   }
-  if (const json* res = r.Object("resources")) {
+  if (const Value* res = r.Object("resources")) {
     const Where res_where = r.Child("resources");
     Reader rr(*res, res_where);
     out.limits = ReadQuantities(rr.Object("limits"), rr.Child("limits"));
     out.requests = ReadQuantities(rr.Object("requests"), rr.Child("requests"));
-    if (const json* claims = rr.Array("claims")) {
-      for (const auto& claim : *claims)
-        if (claim.is_object() && claim.contains("name") && claim["name"].is_string())
-          out.dra_claim_names.push_back(claim["name"].get<std::string>());
+    if (const bj::array* claims = rr.Array("claims")) {
+      for (const auto& claim : *claims) {
+        const Value* name = claim.is_object() ? claim.get_object().if_contains("name") : nullptr;
+        if (name != nullptr && name->is_string()) out.dra_claim_names.push_back(StringOf(*name));
+      }
     }
   }
   out.run_as_user = pod.run_as_user;
   out.run_as_non_root = pod.run_as_non_root;
-  if (const json* sc = r.Object("securityContext")) {
+  if (const Value* sc = r.Object("securityContext")) {
     const Where sc_where = r.Child("securityContext");
     Reader sr(*sc, sc_where);
     out.privileged = sr.Bool("privileged").value_or(false);
     if (auto u = sr.Integer("runAsUser")) out.run_as_user = u;
     if (auto n = sr.Bool("runAsNonRoot")) out.run_as_non_root = n;
-    if (const json* caps = sr.Object("capabilities")) {
+    if (const Value* caps = sr.Object("capabilities")) {
       const Where caps_where = sr.Child("capabilities");
       Reader cr(*caps, caps_where);
-      const json* add = cr.Array("add");
+      const bj::array* add = cr.Array("add");
       for (auto& cap : ReadStrings(add, cr.Child("add")))
         out.caps_add.push_back(NormalizeCapability(cap));
       ReadStrings(cr.Array("drop"), cr.Child("drop"));
@@ -276,7 +274,7 @@ Container ReadContainer(const json& c, const Where& where, std::size_t index,
   out.argv = ReadStrings(r.Array("command"), r.Child("command"));
   out.command_size = out.argv.size();
   for (auto& a : ReadStrings(r.Array("args"), r.Child("args"))) out.argv.push_back(std::move(a));
-  if (const json* ports = r.Array("ports")) {
+  if (const bj::array* ports = r.Array("ports")) {
     const Where ports_where = r.Child("ports");
     for (std::size_t i = 0; i < ports->size(); ++i) {
       const Where pp(ports_where, i);
@@ -284,7 +282,7 @@ Container ReadContainer(const json& c, const Where& where, std::size_t index,
       if (auto port = Reader((*ports)[i], pp).Integer("containerPort")) out.ports.push_back(*port);
     }
   }
-  if (const json* mounts = r.Array("volumeMounts")) {
+  if (const bj::array* mounts = r.Array("volumeMounts")) {
     const Where mounts_where = r.Child("volumeMounts");
     for (std::size_t i = 0; i < mounts->size(); ++i) {
       const Where mp(mounts_where, i);
@@ -297,20 +295,20 @@ Container ReadContainer(const json& c, const Where& where, std::size_t index,
   return out;
 }
 
-PodTemplate ReadTemplate(const json& t, const std::string& pointer, const policy::Policy& policy) {
+PodTemplate ReadTemplate(const Value& t, const std::string& pointer, const policy::Policy& policy) {
   RequireObject(t, Where(pointer.empty() ? "/" : pointer));
   PodTemplate out;
   out.pointer = pointer;
   const Where where(pointer);
   Reader tr(t, where);
-  if (const json* md = tr.Object("metadata")) {
+  if (const Value* md = tr.Object("metadata")) {
     const Where md_where = tr.Child("metadata");
     Reader mr(*md, md_where);
-    const json* ann = mr.Object("annotations");
+    const Value* ann = mr.Object("annotations");
     out.annotations = ReadStringMap(ann, mr.Child("annotations"));
     ReadStringMap(mr.Object("labels"), mr.Child("labels"));
   }
-  const json* spec = tr.Object("spec");
+  const Value* spec = tr.Object("spec");
   if (spec == nullptr) return out;
   const Where spec_where = tr.Child("spec");
   Reader sr(*spec, spec_where);
@@ -318,28 +316,32 @@ PodTemplate ReadTemplate(const json& t, const std::string& pointer, const policy
   out.host_ipc = sr.Bool("hostIPC").value_or(false);
   out.dns_policy = sr.String("dnsPolicy");
   PodSecurity pod;
-  if (const json* psc = sr.Object("securityContext")) {
+  if (const Value* psc = sr.Object("securityContext")) {
     const Where psc_where = sr.Child("securityContext");
     Reader pr(*psc, psc_where);
     pod.run_as_user = pr.Integer("runAsUser");
     pod.run_as_non_root = pr.Bool("runAsNonRoot");
   }
-  if (const json* volumes = sr.Array("volumes")) {
+  if (const bj::array* volumes = sr.Array("volumes")) {
     const Where volumes_where = sr.Child("volumes");
     for (std::size_t i = 0; i < volumes->size(); ++i) {
-      const json& v = (*volumes)[i];
+      const Value& v = (*volumes)[i];
       const Where vp(volumes_where, i);
       RequireObject(v, vp);
       auto name = Reader(v, vp).String("name");
       if (!name) continue;
       Volume& volume = out.volumes[*name];
-      volume.host_path = v.contains("hostPath");
-      const auto empty_dir = v.find("emptyDir");
-      volume.memory_empty_dir = empty_dir != v.end() && empty_dir->is_object() &&
-                                empty_dir->value("medium", json()) == "Memory";
+      const bj::object& members = v.get_object();
+      volume.host_path = members.contains("hostPath");
+      const Value* empty_dir = members.if_contains("emptyDir");
+      const Value* medium = empty_dir != nullptr && empty_dir->is_object()
+                                ? empty_dir->get_object().if_contains("medium")
+                                : nullptr;
+      volume.memory_empty_dir =
+          medium != nullptr && medium->is_string() && medium->get_string() == "Memory";
     }
   }
-  if (const json* containers = sr.Array("containers")) {
+  if (const bj::array* containers = sr.Array("containers")) {
     const Where containers_where = sr.Child("containers");
     // Sized once: growing by doubling held the old and the new array at once, 1.5 times the
     // containers of a pod of thousands.
@@ -348,7 +350,7 @@ PodTemplate ReadTemplate(const json& t, const std::string& pointer, const policy
       out.containers.push_back(
           ReadContainer((*containers)[i], Where(containers_where, i), i, policy, pod));
   }
-  if (const json* init = sr.Array("initContainers")) {
+  if (const bj::array* init = sr.Array("initContainers")) {
     const Where init_where = sr.Child("initContainers");
     for (std::size_t i = 0; i < init->size(); ++i) {
       const Where ip(init_where, i);
@@ -357,14 +359,16 @@ PodTemplate ReadTemplate(const json& t, const std::string& pointer, const policy
         out.init_images.push_back(std::move(*image));
     }
   }
-  if (const json* claims = sr.Array("resourceClaims")) {
+  if (const bj::array* claims = sr.Array("resourceClaims")) {
     for (const auto& claim : *claims) {
       if (!claim.is_object()) continue;
+      const bj::object& members = claim.get_object();
       PodTemplate::ResourceClaim rc;
-      if (auto it = claim.find("name"); it != claim.end() && it->is_string()) rc.name = *it;
+      if (const Value* v = members.if_contains("name"); v != nullptr && v->is_string())
+        rc.name = StringOf(*v);
       for (const char* key : {"resourceClaimTemplateName", "resourceClaimName"})
-        if (auto it = claim.find(key); it != claim.end() && it->is_string()) {
-          rc.source = *it;
+        if (const Value* v = members.if_contains(key); v != nullptr && v->is_string()) {
+          rc.source = StringOf(*v);
           rc.from_template = std::string_view(key) == "resourceClaimTemplateName";
         }
       out.resource_claims.push_back(std::move(rc));
@@ -397,7 +401,8 @@ std::vector<std::string> PointerTokens(std::string_view pattern) {
 
 namespace {
 
-void Expand(const json& node, const std::vector<std::string>& tokens, std::size_t at,
+// Members are visited in nlohmann's order (codec::SortedMembers), as they always were.
+void Expand(const Value& node, const std::vector<std::string>& tokens, std::size_t at,
             const std::string& prefix, std::vector<std::string>& out) {
   if (at == tokens.size()) {
     if (!node.is_null()) out.push_back(prefix);
@@ -406,19 +411,20 @@ void Expand(const json& node, const std::vector<std::string>& tokens, std::size_
   const std::string& token = tokens[at];
   if (node.is_object()) {
     if (token == "*") {
-      for (auto it = node.begin(); it != node.end(); ++it)
-        Expand(it.value(), tokens, at + 1, prefix + "/" + EscapePointerToken(it.key()), out);
-    } else if (auto it = node.find(token); it != node.end()) {
-      Expand(*it, tokens, at + 1, prefix + "/" + EscapePointerToken(token), out);
+      for (const auto* m : codec::SortedMembers(node.get_object()))
+        Expand(m->value(), tokens, at + 1, prefix + "/" + EscapePointerToken(m->key()), out);
+    } else if (const Value* child = node.get_object().if_contains(token)) {
+      Expand(*child, tokens, at + 1, prefix + "/" + EscapePointerToken(token), out);
     }
   } else if (node.is_array()) {
+    const auto& items = node.get_array();
     if (token == "*") {
-      for (std::size_t i = 0; i < node.size(); ++i)
-        Expand(node[i], tokens, at + 1, prefix + "/" + std::to_string(i), out);
+      for (std::size_t i = 0; i < items.size(); ++i)
+        Expand(items[i], tokens, at + 1, prefix + "/" + std::to_string(i), out);
     } else if (!token.empty() && std::all_of(token.begin(), token.end(), ::isdigit) &&
                token.size() < 9) {
       const std::size_t i = std::stoul(token);
-      if (i < node.size()) Expand(node[i], tokens, at + 1, prefix + "/" + token, out);
+      if (i < items.size()) Expand(items[i], tokens, at + 1, prefix + "/" + std::to_string(i), out);
     }
   }
 }
@@ -439,7 +445,7 @@ std::string EscapePointerToken(std::string_view token) {
   return out;
 }
 
-std::vector<std::string> ExpandPattern(const json& object, std::string_view pattern) {
+std::vector<std::string> ExpandPattern(const Value& object, std::string_view pattern) {
   std::vector<std::string> out;
   Expand(object, PointerTokens(pattern), 0, "", out);
   return out;
@@ -522,8 +528,8 @@ namespace {
 
 // The integer at `pointer`; a value of another type is an error naming it, or ignored when the
 // count was only guessed (`fallback` then).
-long long CountAt(const json& value, const std::string& pointer, bool strict, long long fallback) {
-  if (value.is_number_integer()) return value.get<long long>();
+long long CountAt(const Value& value, const std::string& pointer, bool strict, long long fallback) {
+  if (IsInteger(value)) return IntegerOf(value);
   if (!strict) return fallback;
   throw ManifestError(pointer, NotAnInteger(value));
 }
@@ -536,20 +542,22 @@ bool Below(const std::string& t, const std::string& scope, bool or_at) {
 
 // The count of `count` in the object at `parent` (which holds `leaf`), bounded and multiplied
 // by the siblings the count names; nullopt when it says nothing there.
-std::optional<long long> CountIn(const json& holder, const std::string& parent,
+std::optional<long long> CountIn(const bj::object& holder, const std::string& parent,
                                  const std::string& leaf, const policy::ReplicaCount& count) {
+  const auto present = [&](const std::string& name) -> const Value* {
+    const Value* v = holder.if_contains(name);
+    return v == nullptr || v->is_null() ? nullptr : v;
+  };
   const auto sibling = [&](const std::string& name) -> std::optional<long long> {
     if (name.empty()) return std::nullopt;
-    const auto it = holder.find(name);
-    if (it == holder.end() || it->is_null()) return std::nullopt;
-    return CountAt(*it, parent + "/" + name, !count.guessed, 1);
+    const Value* v = present(name);
+    if (v == nullptr) return std::nullopt;
+    return CountAt(*v, parent + "/" + name, !count.guessed, 1);
   };
-  const auto own = holder.find(leaf);
+  const Value* own = present(leaf);
   const auto floor = sibling(count.floor);
-  if ((own == holder.end() || own->is_null()) && !floor) return std::nullopt;
-  long long n = own == holder.end() || own->is_null()
-                    ? 1
-                    : CountAt(*own, parent + "/" + leaf, !count.guessed, 1);
+  if (own == nullptr && !floor) return std::nullopt;
+  long long n = own == nullptr ? 1 : CountAt(*own, parent + "/" + leaf, !count.guessed, 1);
   if (floor) n = std::max(n, *floor);
   if (const auto ceiling = sibling(count.ceiling)) n = std::min(n, *ceiling);
   if (const auto times = sibling(count.times)) {
@@ -559,22 +567,23 @@ std::optional<long long> CountIn(const json& holder, const std::string& parent,
   return n;
 }
 
-void ReadReplicas(const json& object, const policy::WorkloadKind& row,
+void ReadReplicas(const Value& object, const policy::WorkloadKind& row,
                   std::vector<PodTemplate>& templates) {
   for (const auto& count : row.replicas) {
     const std::size_t cut = count.at.rfind('/');
     const std::string leaf = count.at.substr(cut + 1);
     for (const auto& parent : ExpandPattern(object, count.at.substr(0, cut))) {
-      const json& holder = object.at(json::json_pointer(parent));
-      if (!holder.is_object()) continue;
+      const Value* at = codec::Find(object, parent);
+      if (at == nullptr || !at->is_object()) continue;
+      const bj::object& holder = at->get_object();
       const auto counted = CountIn(holder, parent, leaf, count);
       if (!counted) continue;
       const long long n = *counted;
       const std::string scope = count.under.empty() ? parent : parent + "/" + count.under;
       bool less = count.less_if.empty();
       if (!less) {
-        const auto it = holder.find(count.less_if);
-        less = it != holder.end() && !it->is_null();
+        const Value* v = holder.if_contains(count.less_if);
+        less = v != nullptr && !v->is_null();
       }
       for (auto& t : templates) {
         if (!Below(t.pointer, scope, !count.under.empty())) continue;
@@ -587,18 +596,19 @@ void ReadReplicas(const json& object, const policy::WorkloadKind& row,
   }
 }
 
-std::optional<Workload::Gang> ReadGang(const json& object, const policy::GangFields& fields) {
+std::optional<Workload::Gang> ReadGang(const Value& object, const policy::GangFields& fields) {
   if (fields.min_available.empty()) return std::nullopt;
-  const json::json_pointer at(fields.min_available);
-  if (!object.contains(at)) return std::nullopt;
+  const Value* at = codec::Find(object, fields.min_available);
+  if (at == nullptr) return std::nullopt;
   Workload::Gang gang;
   gang.pointer = fields.min_available;
-  gang.min_available = CountAt(object.at(at), gang.pointer, true, 0);
+  gang.min_available = CountAt(*at, gang.pointer, true, 0);
   for (const auto& pointer : ExpandPattern(object, fields.members)) {
-    const json& entry = object.at(json::json_pointer(pointer));
-    if (!entry.is_object()) continue;
-    const auto it = entry.find("replicas");
-    const long long n = it == entry.end() ? 1 : CountAt(*it, pointer + "/replicas", true, 1);
+    const Value* entry = codec::Find(object, pointer);
+    if (entry == nullptr || !entry->is_object()) continue;
+    const Value* replicas = entry->get_object().if_contains("replicas");
+    const long long n =
+        replicas == nullptr ? 1 : CountAt(*replicas, pointer + "/replicas", true, 1);
     gang.members = std::min(gang.members + n, kMaxReplicas);  // as Volcano adds them
   }
   return gang;
@@ -606,18 +616,22 @@ std::optional<Workload::Gang> ReadGang(const json& object, const policy::GangFie
 
 }  // namespace
 
-Workload Workload::Read(const json& object, const policy::Policy& policy,
+Workload Workload::Read(const nlohmann::json& object, const policy::Policy& policy,
+                        std::string_view default_ns) {
+  return Read(codec::ToDom(object), policy, default_ns);
+}
+
+Workload Workload::Read(const Value& object, const policy::Policy& policy,
                         std::string_view default_ns) {
   if (!object.is_object())
     throw ManifestError("", "the document must be an object, got " + Kind(object));
   Workload w;
-  w.object = &object;
   const Where root("");
   Reader r(object, root);
   w.api_version = r.String("apiVersion").value_or("");
   w.kind = r.String("kind").value_or("");
   w.ns = std::string(default_ns);
-  if (const json* md = r.Object("metadata")) {
+  if (const Value* md = r.Object("metadata")) {
     const Where md_where("/metadata");
     Reader mr(*md, md_where);
     w.name = mr.String("name").value_or(mr.String("generateName").value_or(""));
@@ -632,8 +646,7 @@ Workload Workload::Read(const json& object, const policy::Policy& policy,
     w.shape_search_truncated = found.truncated;
     for (const auto& pointer : found.pointers) {
       try {
-        const json& t = pointer.empty() ? object : object.at(json::json_pointer(pointer));
-        w.templates.push_back(ReadTemplate(t, pointer, policy));
+        w.templates.push_back(ReadTemplate(*codec::Find(object, pointer), pointer, policy));
       } catch (const ManifestError& e) {
         w.unread_templates.push_back(e.what());
       }
@@ -646,8 +659,7 @@ Workload Workload::Read(const json& object, const policy::Policy& policy,
       continue;
     }
     for (const auto& pointer : ExpandPattern(object, pattern))
-      w.templates.push_back(
-          ReadTemplate(object.at(nlohmann::json::json_pointer(pointer)), pointer, policy));
+      w.templates.push_back(ReadTemplate(*codec::Find(object, pointer), pointer, policy));
   }
   if (w.kind_row->multi_node) ReadReplicas(object, *w.kind_row, w.templates);
   w.gang = ReadGang(object, w.kind_row->gang);

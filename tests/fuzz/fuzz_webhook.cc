@@ -144,7 +144,7 @@ void CheckOutcome(admission::Endpoint endpoint, std::string_view body) {
                     /*allow_exceptions=*/false);
     Check(patch.is_array() && !patch.empty(), "the patch is not a non-empty array", o.body);
     try {
-      (void)request.object.patch(patch);
+      (void)rw::codec::FromDom(request.object).patch(patch);
     } catch (const json::exception& e) {
       Check(false, "the patch does not apply to the object", e.what());
     }

@@ -1,7 +1,9 @@
 // codec::ParseJson must be nlohmann::json::parse, only faster: the same tree (types included),
-// the same exceptions with the same messages. The request path and every rule read its DOM.
+// the same exceptions with the same messages. codec::ParseDom, the request path's reader, is held
+// to the same reference.
 #include "rdma_webhook/codec/json_text.h"
 
+#include "rdma_webhook/codec/dom.h"
 #include "rdma_webhook/codec/yaml.h"
 
 #include <cstring>
@@ -77,6 +79,16 @@ void ExpectSameAsNlohmann(const std::string& text) {
   EXPECT_EQ(fast.error, reference.error) << text;
   EXPECT_TRUE(SameTree(fast.value, reference.value))
       << text << "\nfast: " << fast.value.dump() << "\nnlohmann: " << reference.value.dump();
+  // The review's DOM (codec/dom.h) holds the same values and fails with the same exceptions.
+  const Outcome dom = Run(
+      [](const std::string& t) {
+        boost::json::monotonic_resource arena;
+        return rw::codec::FromDom(rw::codec::ParseDom(t, kMaxNestingDepth, &arena));
+      },
+      text);
+  EXPECT_EQ(dom.error, reference.error) << text;
+  EXPECT_TRUE(SameTree(dom.value, reference.value))
+      << text << "\ndom: " << dom.value.dump() << "\nnlohmann: " << reference.value.dump();
   // The patch of every review is written by DumpJson: the same bytes as dump().
   if (fast.error.empty()) {
     EXPECT_EQ(rw::codec::DumpJson(fast.value), fast.value.dump()) << text;

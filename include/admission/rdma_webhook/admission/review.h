@@ -3,13 +3,16 @@
 // values out, values in, bytes out. The two versions share one shape; the response is written
 // in the version of the request.
 #include <map>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <boost/json/value.hpp>
+
+#include "rdma_webhook/codec/dom.h"
 
 namespace rw::admission {
 
@@ -39,17 +42,19 @@ struct Request {
   std::string ns;            // request.namespace, else object.metadata.namespace
   std::string name;
   bool dry_run = false;
-  nlohmann::json object;      // null when absent (DELETE)
-  nlohmann::json old_object;  // null when absent (CREATE)
+  // The arena the review was parsed into (codec::DomArena): the objects live in it and go with
+  // it at once. Declared before them, so it is freed after them.
+  std::unique_ptr<codec::DomArena> arena;
+  boost::json::value object;      // null when absent (DELETE)
+  boost::json::value old_object;  // null when absent (CREATE)
 
   Request() = default;
-  Request(const Request&) = default;
   Request(Request&&) = default;
-  Request& operator=(const Request&) = default;
-  Request& operator=(Request&&) = default;
-  // Frees the objects with codec::ReleaseJson: nlohmann's own destructor cost more than reading
-  // the workload out of them.
-  ~Request();
+  // Boost.JSON's move assignment keeps the target's storage and would copy the objects into
+  // it: a request is moved by construction, with its arena.
+  Request& operator=(Request&& other) noexcept;
+  Request(const Request&) = delete;
+  Request& operator=(const Request&) = delete;
 };
 
 // Throws DecodeError. Refuses nesting deeper than codec::kMaxNestingDepth before parsing, and a

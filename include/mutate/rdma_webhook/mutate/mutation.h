@@ -4,6 +4,7 @@
 #include <string_view>
 #include <vector>
 
+#include <boost/json/value.hpp>
 #include <nlohmann/json.hpp>
 
 #include "rdma_webhook/catalogue/catalogue.h"
@@ -17,7 +18,7 @@ namespace rw::mutate {
 
 struct Mutation {
   nlohmann::json patch = nlohmann::json::array();  // applies cleanly to the original object
-  nlohmann::json result;                           // the original with the patch applied
+  nlohmann::json result;  // the original with the patch applied (not set by MutateInPlace)
   std::vector<rules::Finding> overrides;  // user values replaced under onConflict: override
   bool skipped = false;                   // opted out
   bool waits_on_claims = false;  // a DRA claim could not be read: nothing planned (Assessment)
@@ -31,14 +32,19 @@ struct Mutation {
 Mutation Mutate(const nlohmann::json& object, const policy::Policy& policy,
                 std::string_view default_ns,
                 const catalogue::Catalogue& catalogue = catalogue::Catalogue::Empty());
-// The same for a workload the caller has already read from `object`. The object is taken by
-// value and patched in place into `result`: a caller that no longer needs it moves it in, and
-// no copy is made. `w` is read only through its views, never through `w.object`.
+// The same for a workload the caller has already read from `object`.
 Mutation Mutate(const workload::Workload& w, nlohmann::json object, const policy::Policy& policy,
                 const catalogue::Catalogue& catalogue = catalogue::Catalogue::Empty());
 // The same for an assessment of the workload read from `object`: its plans' edits are applied
 // when the assessment says the workload is edited, and consumed.
 Mutation Mutate(rules::Assessment&& a, nlohmann::json object);
+// The webhook's way, and what the three above run: the review's own Boost.JSON object is
+// patched where it lies (codec/dom.h), and only the patch is made; `result` stays null. `w` was
+// read from `object`.
+Mutation MutateInPlace(const workload::Workload& w, boost::json::value& object,
+                       const policy::Policy& policy,
+                       const catalogue::Catalogue& catalogue = catalogue::Catalogue::Empty());
+Mutation MutateInPlace(rules::Assessment&& a, boost::json::value& object);
 
 // The manager of the webhook's own spec.runtimePatches entry in a TrainJob.
 inline constexpr std::string_view kRuntimePatchManager = "rdma-webhook.io/mutator";

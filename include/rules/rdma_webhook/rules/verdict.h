@@ -2,11 +2,13 @@
 // The verdict on one workload: what its findings do, given who made the object and what its
 // namespace enforces. One pure function shared by the webhook, `check` and `audit`, so that
 // the three agree on when an error denies, when it only warns and when nothing is said
-// (docs/design.md#the-verdict). Pure: no I/O.
+// (docs/design.md#the-verdict). Pure: no I/O. Each function reads the review's Boost.JSON
+// object (codec/dom.h); the nlohmann overloads, for the CLI's documents, convert it first.
 #include <optional>
 #include <string>
 #include <vector>
 
+#include <boost/json/value.hpp>
 #include <nlohmann/json.hpp>
 
 #include "rdma_webhook/policy/policy.h"
@@ -20,10 +22,12 @@ struct Controller {
   std::string group;  // "" for the core group
   std::string kind;
 };
+std::optional<Controller> ControllerOf(const boost::json::value& object);
 std::optional<Controller> ControllerOf(const nlohmann::json& object);
 
 // A Pod made by a controller (Job, ReplicaSet, ...): its template was judged when the controller
 // was submitted, and denying the Pod would only leave the controller retrying.
+bool ControllerOwnedPod(const boost::json::value& object);
 bool ControllerOwnedPod(const nlohmann::json& object);
 
 // Why the verdict is what it is.
@@ -51,9 +55,12 @@ struct Verdict {
 };
 
 // The verdict on a workload the rules diagnosed; `object` is the manifest it was read from.
+Verdict Judge(const Diagnosis& diagnosis, const boost::json::value& object);
 Verdict Judge(const Diagnosis& diagnosis, const nlohmann::json& object);
 
 // The verdict on an object that could not be read as a workload (workload::ManifestError).
+Verdict JudgeMalformed(const workload::ManifestError& error, const policy::NamespacePolicy& ns,
+                       const boost::json::value& object);
 Verdict JudgeMalformed(const workload::ManifestError& error, const policy::NamespacePolicy& ns,
                        const nlohmann::json& object);
 
@@ -68,6 +75,9 @@ inline constexpr std::string_view kRestartedAtAnnotation = "kubectl.kubernetes.i
 // in `old_object`: the same spec, the same annotations other than kRestartedAtAnnotation, and the
 // same set of templates. An unreadable `old_object` counts as changed, so the new object is
 // judged on its own.
+bool PodTemplatesUnchanged(const boost::json::value& old_object,
+                           const boost::json::value& new_object, const workload::Workload& now,
+                           const policy::Policy& policy);
 bool PodTemplatesUnchanged(const nlohmann::json& old_object, const nlohmann::json& new_object,
                            const workload::Workload& now, const policy::Policy& policy);
 

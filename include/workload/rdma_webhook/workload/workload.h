@@ -1,7 +1,7 @@
 #pragma once
 // Read-only views of a workload object: its pod templates and their containers, with every
-// field the rules read already type-checked. Pure; the views point into the caller's JSON,
-// which must outlive them.
+// field the rules read already type-checked. Pure; the views own what they hold, so the object
+// may go once it is read.
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include <boost/json/value.hpp>
 #include <nlohmann/json.hpp>
 
 #include "rdma_webhook/policy/policy.h"
@@ -164,9 +165,8 @@ struct Workload {
   bool shape_search_truncated = false;  // a bound of FindPodTemplatesByShape stopped the search
   bool TemplatesByShape() const { return kind_row == nullptr && !templates.empty(); }
   std::map<std::string, std::string> annotations;  // the object's own metadata.annotations
-  const nlohmann::json* object = nullptr;  // the object read (for the verdict's UPDATE test)
-  // A TrainJob: what Trainer makes of it beyond the pod templates (`object` is then the
-  // effective JobSet, see trainjob.h); nullptr for every other kind.
+  // A TrainJob: what Trainer makes of it beyond the pod templates (the templates are then the
+  // effective JobSet's, see trainjob.h); nullptr for every other kind.
   const TrainJobFacts* trainjob = nullptr;
   // A gang scheduler's minimum, where the kind row has one and the object sets it.
   struct Gang {
@@ -176,7 +176,11 @@ struct Workload {
   };
   std::optional<Gang> gang;
 
-  // Throws ManifestError when a field the rules read has the wrong type.
+  // Throws ManifestError when a field the rules read has the wrong type. The review's object
+  // is read as a Boost.JSON value (codec/dom.h); a document of the CLI or the tests is read
+  // through the same code, converted first.
+  static Workload Read(const boost::json::value& object, const policy::Policy& policy,
+                       std::string_view default_ns);
   static Workload Read(const nlohmann::json& object, const policy::Policy& policy,
                        std::string_view default_ns);
 };
@@ -195,6 +199,7 @@ struct ShapeSearch {
 // The pod templates of an object by their shape: a mapping whose `spec.containers` is a
 // non-empty list of mappings that each have a non-empty string `name`. The object's own
 // `metadata` and `status` are not searched, nor is anything below a template found.
+ShapeSearch FindPodTemplatesByShape(const boost::json::value& object);
 ShapeSearch FindPodTemplatesByShape(const nlohmann::json& object);
 
 // Replica counts saturate here: past it a workload is surely multi-node, and products of
@@ -203,6 +208,6 @@ inline constexpr long long kMaxReplicas = 1'000'000;
 
 // Expands a template pattern (`*` = any key or index) against an object: the matching
 // pointers that exist, in document order.
-std::vector<std::string> ExpandPattern(const nlohmann::json& object, std::string_view pattern);
+std::vector<std::string> ExpandPattern(const boost::json::value& object, std::string_view pattern);
 
 }  // namespace rw::workload
