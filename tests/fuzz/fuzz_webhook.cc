@@ -20,6 +20,7 @@
 #include "fuzz_util.h"
 #include "rdma_webhook/admission/review.h"
 #include "rdma_webhook/admission/webhook.h"
+#include "rdma_webhook/codec/dom.h"
 #include "rdma_webhook/codec/json_text.h"
 #include "rdma_webhook/codec/yaml.h"
 #include "rdma_webhook/policy/policy.h"
@@ -105,6 +106,14 @@ void CheckParser(std::string_view body) {
       },
       body);
   Check(fast == reference, "ParseJson and nlohmann disagree", fast + "\n---\n" + reference);
+  // The request path's reader: the same values in Boost.JSON's DOM, the same refusals.
+  const std::string dom = ParsedAs(
+      [](std::string_view t) {
+        boost::json::monotonic_resource arena;
+        return rw::codec::FromDom(rw::codec::ParseDom(t, rw::codec::kMaxNestingDepth, &arena));
+      },
+      body);
+  Check(dom == reference, "ParseDom and nlohmann disagree", dom + "\n---\n" + reference);
 }
 
 void CheckOutcome(admission::Endpoint endpoint, std::string_view body) {
