@@ -74,7 +74,8 @@ void Evidence(const TemplateFacts& f, const policy::Policy& policy, const worklo
     for (auto name : kVars) {
       const auto* v = c->FindEnv(name);
       if (v == nullptr) continue;
-      add(v->value ? std::string(name) + "=" + *v->value : std::string(name) + " from valueFrom");
+      add(v->value ? std::string(name) + "=" + std::string(*v->value)
+                   : std::string(name) + " from valueFrom");
     }
     if (!c->env_from_prefixes.empty()) add("envFrom (values unknown at admission)");
     if (c->HasCapability("IPC_LOCK")) add("IPC_LOCK added");

@@ -267,12 +267,12 @@ void PlanEnv(Draft& d, const workload::Container& c, const EnvWant& want,
          pointer,
          want.value,
          {modes::Override(pointer,
-                          "replaced " + want.name + "=" + *have->value + " with " + want.value +
-                              " in container '" + c.name + "'",
+                          "replaced " + want.name + "=" + std::string(*have->value) + " with " +
+                              want.value + " in container '" + c.name + "'",
                           "set " + want.name + "=" + want.value)}});
   } else {
     d.Conflict(pointer,
-               "container '" + c.name + "' sets " + want.name + "=" + *have->value +
+               "container '" + c.name + "' sets " + want.name + "=" + std::string(*have->value) +
                    " but the namespace policy (mode " + std::string(policy::ToString(d.ns.mode)) +
                    ") sets " + want.name + "=" + want.value,
                false);
@@ -473,7 +473,7 @@ TemplatePlan PlanTemplate(const workload::PodTemplate& t, const policy::Policy& 
     // idle. The mode does not own NCCL_NET, so no override rewrites it: always a conflict.
     if (const auto* net = SocketOnlyNet(c); unit->rdma && net != nullptr)
       d.Conflict(EnvPointer(c, *net),
-                 "container '" + c.name + "' sets NCCL_NET=" + *net->value +
+                 "container '" + c.name + "' sets NCCL_NET=" + std::string(*net->value) +
                      ", so NCCL starts only its socket transport and never uses the RDMA NIC "
                      "the namespace policy (mode " +
                      std::string(policy::ToString(d.ns.mode)) + ") gives the pod",

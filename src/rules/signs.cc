@@ -21,11 +21,13 @@ bool Contains(std::string_view s, std::string_view part) {
 
 constexpr std::string_view kEfaResource = "vpc.amazonaws.com/efa";
 
-std::string PluginImageSign(const std::string& image, const std::string& who) {
+// `who()` names the container, called only when there is a sign.
+template <class Who>
+std::string PluginImageSign(const std::string& image, const Who& who) {
   if (Contains(image, "tcpgpudmarxd"))
-    return who + " runs the GPUDirect-TCPX receive-datapath daemon (" + image + ")";
+    return who() + " runs the GPUDirect-TCPX receive-datapath daemon (" + image + ")";
   if (Contains(image, "nccl-plugin-gpudirecttcpx"))
-    return who + " runs the GPUDirect-TCPX NCCL plugin image (" + image + ")";
+    return who() + " runs the GPUDirect-TCPX NCCL plugin image (" + image + ")";
   return {};
 }
 
@@ -37,21 +39,23 @@ bool TcpProvider(std::string_view value) {
 }
 
 std::string ContainerPluginSign(const Container& c) {
-  const std::string who = "container '" + c.name + "'";
+  // Named only in a sign: the rules ask every container of every template, and most have none.
+  const auto who = [&c] { return "container '" + c.name + "'"; };
   for (const auto& v : c.env) {
     if (StartsWith(v.name, "NCCL_GPUDIRECTTCPX_") || StartsWith(v.name, "NCCL_FASTRAK_"))
-      return who + " sets " + v.name + " (GPUDirect-TCPX/TCPXO)";
+      return who() + " sets " + std::string(v.name) + " (GPUDirect-TCPX/TCPXO)";
     if (!v.value) continue;
     if (v.name == "NCCL_NET" && !EqualsIgnoreCase(*v.value, "IB") &&
         !EqualsIgnoreCase(*v.value, "Socket") && !EqualsIgnoreCase(*v.value, "gIB") &&
         !v.value->empty())
-      return who + " sets NCCL_NET=" + *v.value + " (a network plugin that is not verbs)";
+      return who() + " sets NCCL_NET=" + std::string(*v.value) +
+             " (a network plugin that is not verbs)";
     if (v.name == "FI_PROVIDER" && EqualsIgnoreCase(*v.value, "efa"))
-      return who + " sets FI_PROVIDER=efa (AWS EFA through libfabric)";
+      return who() + " sets FI_PROVIDER=efa (AWS EFA through libfabric)";
   }
   if (auto sign = PluginImageSign(c.image, who); !sign.empty()) return sign;
   if (c.Claim(kEfaResource) > 0 && EfaOverTcp(c).empty())
-    return who + " claims " + std::string(kEfaResource) + " (AWS EFA through libfabric)";
+    return who() + " claims " + std::string(kEfaResource) + " (AWS EFA through libfabric)";
   return {};
 }
 
@@ -95,7 +99,7 @@ std::string EfaOverTcp(const Container& c) {
   const auto* v = c.FindEnv("FI_PROVIDER");
   if (v == nullptr || !v->value || !TcpProvider(*v->value)) return {};
   return "container '" + c.name + "' claims " + std::string(kEfaResource) +
-         " but sets FI_PROVIDER=" + *v->value +
+         " but sets FI_PROVIDER=" + std::string(*v->value) +
          ": libfabric sends over TCP, not through the EFA device";
 }
 
@@ -131,7 +135,8 @@ std::string PluginSign(const PodTemplate& t) {
   for (const auto& c : t.containers)
     if (auto sign = ContainerPluginSign(c); !sign.empty()) return "plugin: " + sign;
   for (const auto& image : t.init_images)
-    if (auto sign = PluginImageSign(image, "an init container"); !sign.empty())
+    if (auto sign = PluginImageSign(image, [] { return std::string("an init container"); });
+        !sign.empty())
       return "plugin: " + sign;
   return {};
 }
@@ -232,7 +237,7 @@ std::string HostNetworkRdmaSign(const PodTemplate& t, const policy::Policy& poli
     for (const auto& v : c.env) {
       if ((StartsWith(v.name, "NCCL_IB_") && v.name != "NCCL_IB_DISABLE") ||
           v.name == "NCCL_SOCKET_IFNAME")
-        return who + "sets " + v.name;
+        return who + "sets " + std::string(v.name);
       if (v.name == "NCCL_NET" && v.value && EqualsIgnoreCase(*v.value, "IB"))
         return who + "sets NCCL_NET=IB";
     }

@@ -27,6 +27,30 @@ double DoubleOf(const Value& v) {
                         : static_cast<double>(v.get_uint64());
 }
 std::string StringOf(const Value& v) { return std::string(v.get_string()); }
+std::string_view ViewOf(const Value& v) {
+  const bj::string& s = v.get_string();
+  return std::string_view(s.data(), s.size());
+}
+
+// Copies what the variables' views point at into one string of the container's, sized once so
+// that it never moves, and points them there: one allocation for the container where a string
+// per name and value were hundreds.
+std::shared_ptr<const std::string> KeepText(std::vector<EnvVar>& env) {
+  std::size_t total = 0;
+  for (const auto& var : env) total += var.name.size() + (var.value ? var.value->size() : 0);
+  auto text = std::make_shared<std::string>();
+  text->reserve(total);
+  const auto keep = [&text](std::string_view view) {
+    const std::size_t at = text->size();
+    text->append(view);
+    return std::string_view(text->data() + at, view.size());
+  };
+  for (auto& var : env) {
+    var.name = keep(var.name);
+    if (var.value) var.value = keep(*var.value);
+  }
+  return text;
+}
 
 // A value a templating step fills and has not filled yet: `${GPUS}`, `$GPUS`, `__NUM_NODES__`,
 // `<num-gpus>`, or an upper-case name (`PLACEHOLDER_GPUS`, `NUM_NODES`), which is never a number
@@ -121,7 +145,7 @@ class Reader {
     return IntegerOf(*v);
   }
 
- private:
+  // `v` (what Field(key) found) when it has the `type` named `name`; throws otherwise.
   const Value* Typed(std::string_view key, const Value* v, bj::kind type, const char* name) const {
     if (v == nullptr) return nullptr;
     if (v->kind() != type)
@@ -129,9 +153,28 @@ class Reader {
     return v;
   }
 
+ private:
   const bj::object& obj_;
   const Where& where_;
 };
+
+// What Reader::Field gives for each of `keys` (nullptr when absent or null), found in one walk
+// of the object's members. Boost.JSON keeps no duplicate keys, so the first match is the only one.
+template <std::size_t N>
+std::array<const Value*, N> FieldsOf(const Value& object,
+                                     const std::array<std::string_view, N>& keys) {
+  std::array<const Value*, N> out{};
+  for (const auto& member : object.get_object()) {
+    const std::string_view key(member.key().data(), member.key().size());
+    for (std::size_t i = 0; i < N; ++i) {
+      if (key.size() == keys[i].size() && key == keys[i]) {
+        if (!member.value().is_null()) out[i] = &member.value();
+        break;
+      }
+    }
+  }
+  return out;
+}
 
 void RequireObject(const Value& v, const Where& where) {
   if (!v.is_object()) throw ManifestError(where.str(), "must be an object, got " + Kind(v));
@@ -151,8 +194,23 @@ std::map<std::string, std::string> ReadStringMap(const Value* m, const Where& wh
   return out;
 }
 
-std::map<std::string, long long> ReadQuantities(const Value* m, const Where& where) {
-  std::map<std::string, long long> out;
+// Labels are not read, only checked as the API server would: the same error as
+// ReadStringMap's, without building a map to throw away.
+void CheckStringMap(const Value* m, const Where& where) {
+  if (m == nullptr) return;
+  const bj::object& members = m->get_object();
+  if (std::all_of(members.begin(), members.end(),
+                  [](const bj::key_value_pair& member) { return member.value().is_string(); }))
+    return;
+  // The first error in nlohmann's order, as ReadStringMap names it.
+  for (const auto* member : codec::SortedMembers(members))
+    if (!member->value().is_string())
+      throw ManifestError(Where(where, member->key()).str(),
+                          "must be a string, got " + Kind(member->value()));
+}
+
+Quantities ReadQuantities(const Value* m, const Where& where) {
+  Quantities out;
   if (m == nullptr) return out;
   for (const auto* member : codec::SortedMembers(m->get_object())) {
     const Value& v = member->value();
@@ -220,19 +278,23 @@ Container ReadContainer(const Value& c, const Where& where, std::size_t index,
       const Where ep(env_where, i);
       RequireObject((*env)[i], ep);
       Reader er((*env)[i], ep);
-      // Checked in this order, as they always were: the error a user sees does not change.
-      const Value* name_field = er.Field("name");
-      const Value* value_field = er.Field("value");
-      const Value* value_from_field = er.Field("valueFrom");
+      // Found in one walk of the entry (a review holds hundreds of them, and each lookup in a
+      // small Boost.JSON object is a walk of its own), then checked in this order, as they
+      // always were: the error a user sees does not change.
+      const auto [name_field, value_field, value_from_field] =
+          FieldsOf<3>((*env)[i], {"name", "value", "valueFrom"});
       EnvVar var;
       var.index = i;
-      auto name = er.String("name", name_field);
-      if (!name) throw ManifestError(ep.str() + "/name", "is required");
-      var.name = std::move(*name);
-      var.value = er.String("value", value_field);
+      // Views into the review for now; moved into the container's own text below.
+      const Value* name = er.Typed("name", name_field, bj::kind::string, "a string");
+      if (name == nullptr) throw ManifestError(ep.str() + "/name", "is required");
+      var.name = ViewOf(*name);
+      if (const Value* value = er.Typed("value", value_field, bj::kind::string, "a string"))
+        var.value = ViewOf(*value);
       var.from_ref = er.Object("valueFrom", value_from_field) != nullptr;
-      out.env.push_back(std::move(var));
+      out.env.push_back(var);
     }
+    out.env_text = KeepText(out.env);
   }
   if (const bj::array* env_from = r.Array("envFrom")) {
     const Where env_from_where = r.Child("envFrom");
@@ -306,7 +368,7 @@ PodTemplate ReadTemplate(const Value& t, const std::string& pointer, const polic
     Reader mr(*md, md_where);
     const Value* ann = mr.Object("annotations");
     out.annotations = ReadStringMap(ann, mr.Child("annotations"));
-    ReadStringMap(mr.Object("labels"), mr.Child("labels"));
+    CheckStringMap(mr.Object("labels"), mr.Child("labels"));
   }
   const Value* spec = tr.Object("spec");
   if (spec == nullptr) return out;
@@ -464,9 +526,8 @@ std::string Container::ArgvPointer(std::size_t i) const {
 }
 
 long long Container::Claim(std::string_view resource) const {
-  const std::string key(resource);
-  if (auto it = limits.find(key); it != limits.end()) return it->second;
-  if (auto it = requests.find(key); it != requests.end()) return it->second;
+  if (auto it = limits.find(resource); it != limits.end()) return it->second;
+  if (auto it = requests.find(resource); it != requests.end()) return it->second;
   return 0;
 }
 

@@ -18,7 +18,7 @@ void DraFixedIbHca(const Context& ctx, const Rule& rule, Findings& out) {
       if (v == nullptr || !v->value || !nccl::IbHca::Parse(*v->value).NamesParticularDevices())
         continue;
       rule.Report(out, EnvPointer(*c, *v),
-                  "container '" + c->name + "' sets NCCL_IB_HCA=" + *v->value +
+                  "container '" + c->name + "' sets NCCL_IB_HCA=" + std::string(*v->value) +
                       ", particular devices, but its NICs come from a DRA claim (" +
                       f.networks.dra.nic +
                       "): the driver picks the devices at allocation, their names vary from "

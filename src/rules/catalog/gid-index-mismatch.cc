@@ -15,7 +15,7 @@ void GidIndexMismatch(const Context& ctx, const Rule& rule, Findings& out) {
       const auto check = nccl::CheckGidIndex(*v->value);
       if (!check.valid || *check.number == want) continue;
       rule.Report(out, EnvPointer(*c, *v),
-                  "container '" + c->name + "' sets NCCL_IB_GID_INDEX=" + *v->value +
+                  "container '" + c->name + "' sets NCCL_IB_GID_INDEX=" + std::string(*v->value) +
                       " but this namespace's nodes were measured to use GID index " +
                       std::to_string(want) +
                       ": with the wrong GID, init succeeds and connections then time out or crawl.",

@@ -20,7 +20,8 @@ void HostnetworkFixedPort(const Context& ctx, const Rule& rule, Findings& out) {
       const auto* mp = c.FindEnv("MASTER_PORT");
       if (mp != nullptr && mp->value) {
         rule.Report(out, EnvPointer(c, *mp),
-                    "container '" + c.name + "' uses the fixed MASTER_PORT=" + *mp->value +
+                    "container '" + c.name +
+                        "' uses the fixed MASTER_PORT=" + std::string(*mp->value) +
                         " on the host network: two jobs on one node collide at bind time "
                         "(address already in use).",
                     "allocate whole nodes (policy exclusiveNodes) or pick a free port at start");

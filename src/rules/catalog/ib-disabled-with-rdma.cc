@@ -14,7 +14,8 @@ void IbDisabledWithRdma(const Context& ctx, const Rule& rule, Findings& out) {
       const bool net = v->name == "NCCL_NET";
       rule.ReportOnRdma(
           f, out, EnvPointer(*c, *v),
-          "container '" + c->name + "' sets " + v->name + "=" + *v->value +
+          "container '" + c->name + "' sets " + std::string(v->name) + "=" +
+              std::string(*v->value) +
               " while the pod claims RDMA devices or attaches an RDMA network: NCCL " +
               (net ? "starts only its socket transport, never the IB one, so it " : std::string()) +
               "falls back to TCP sockets and the RDMA NIC sits idle.",

@@ -20,7 +20,7 @@ void IfnameNotAttached(const Context& ctx, const Rule& rule, Findings& out) {
       std::string have;
       for (const auto& i : f.interfaces) have += (have.empty() ? "" : ", ") + i;
       rule.Report(out, EnvPointer(*c, *v),
-                  "container '" + c->name + "' sets NCCL_SOCKET_IFNAME=" + *v->value +
+                  "container '" + c->name + "' sets NCCL_SOCKET_IFNAME=" + std::string(*v->value) +
                       ", which matches none of the pod's interfaces (" + have +
                       "): NCCL finds no socket interface and fails to bootstrap.",
                   "attach the network that creates that interface in the network annotation, or "

@@ -15,7 +15,7 @@ void LauncherArgsConflict(const Context& ctx, const Rule& rule, Findings& out) {
         std::string meaning;
         if (v != nullptr && v->value) {
           if (SameEnvValue(a.name, a.value, *v->value, f.interfaces, f.t->host_network)) continue;
-          meaning = "container '" + c->name + "' sets " + a.name + "=" + *v->value;
+          meaning = "container '" + c->name + "' sets " + a.name + "=" + std::string(*v->value);
         } else if (a.name == "NCCL_IB_DISABLE" && nccl::NcclReadsInteger(a.value) != 0) {
           meaning = "container '" + c->name + "' is on the " +
                     std::string(policy::ToString(f.path)) + " RDMA path";

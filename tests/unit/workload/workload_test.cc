@@ -65,6 +65,11 @@ INSTANTIATE_TEST_SUITE_P(
                  "{apiVersion: batch/v1, kind: Job, spec: {template: {metadata: {annotations: "
                  "{a/b: 1}}}}}",
                  "/spec/template/metadata/annotations/a~1b"},
+        // Labels are only checked, never kept, and name the first wrong one in key order.
+        TypeCase{"label_list",
+                 "{apiVersion: batch/v1, kind: Job, spec: {template: {metadata: {labels: "
+                 "{z: 1, b: [x], a: ok}}}}}",
+                 "/spec/template/metadata/labels/b"},
         TypeCase{"host_network_string", "{apiVersion: v1, kind: Pod, spec: {hostNetwork: 'yes'}}",
                  "/spec/hostNetwork"},
         TypeCase{"template_list", "{apiVersion: batch/v1, kind: Job, spec: {template: []}}",
@@ -258,6 +263,32 @@ TEST(Workload, LargeQuantitiesAreCappedNotRefused) {
   EXPECT_EQ(
       c.ClaimWhere([](const std::string& r) { return r.rfind("x/", 0) == 0 && r != "x/neg"; }),
       kMaxQuantityCount);
+}
+
+// A container's variables are views into text the container keeps: they outlive the document
+// they were read from, and a copy of the container outlives the workload (ASan checks the reads).
+TEST(Workload, EnvOutlivesTheDocumentAndACopyOutlivesTheWorkload) {
+  Container copy;
+  {
+    const Workload w = Workload::Read(
+        Yaml("{apiVersion: v1, kind: Pod, spec: {containers: [{name: a, env: ["
+             "{name: NCCL_IB_HCA, value: 'mlx5_0,mlx5_1,mlx5_2,mlx5_3'}, "
+             "{name: A_NAME_LONGER_THAN_ANY_SMALL_STRING, valueFrom: {fieldRef: {fieldPath: x}}}, "
+             "{name: E, value: ''}, {name: NCCL_IB_HCA, value: mlx5_9}]}]}}"),
+        policy::DefaultPolicy(), "default");
+    copy = w.templates.at(0).containers.at(0);
+  }
+  ASSERT_EQ(copy.env.size(), 4u);
+  EXPECT_EQ(copy.env[0].name, "NCCL_IB_HCA");
+  EXPECT_EQ(copy.env[0].value, "mlx5_0,mlx5_1,mlx5_2,mlx5_3");
+  EXPECT_EQ(copy.env[1].name, "A_NAME_LONGER_THAN_ANY_SMALL_STRING");
+  EXPECT_FALSE(copy.env[1].value);
+  EXPECT_TRUE(copy.env[1].from_ref);
+  EXPECT_EQ(copy.env[2].value, "");
+  // The later duplicate wins, as in Kubernetes.
+  ASSERT_NE(copy.FindEnv("NCCL_IB_HCA"), nullptr);
+  EXPECT_EQ(copy.FindEnv("NCCL_IB_HCA")->value, "mlx5_9");
+  EXPECT_EQ(copy.FindEnv("NCCL_IB_HCA")->index, 3u);
 }
 
 TEST(Workload, NotAWorkloadHasNoTemplates) {

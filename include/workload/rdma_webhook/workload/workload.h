@@ -3,6 +3,7 @@
 // field the rules read already type-checked. Pure; the views own what they hold, so the object
 // may go once it is read.
 #include <map>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -42,10 +43,17 @@ inline long long AddCounts(long long a, long long b) {
                                  : (sum < -kMaxQuantityCount ? -kMaxQuantityCount : sum);
 }
 
+// Resource name -> units. Transparent, so a rule asks for a name it holds as a view without
+// building a string for every lookup.
+using Quantities = std::map<std::string, long long, std::less<>>;
+
+// The name and value are views into the text their container keeps (Container::env_text): a
+// review's containers hold hundreds of variables, and a string of its own for each was the
+// largest part of reading a workload.
 struct EnvVar {
-  std::string name;
-  std::optional<std::string> value;  // plain value (numbers and booleans rendered as text)
-  bool from_ref = false;             // valueFrom: unknown at admission
+  std::string_view name;
+  std::optional<std::string_view> value;  // plain value (numbers and booleans rendered as text)
+  bool from_ref = false;                  // valueFrom: unknown at admission
   std::size_t index = 0;
 };
 
@@ -64,9 +72,11 @@ struct Container {
   // A DRA claim names devices that come from a driver, not from a device plugin.
   bool HasDraClaims() const { return !dra_claim_names.empty(); }
   std::vector<EnvVar> env;
+  // What env's views point into, shared by copies of the container, so a copy's views stay valid.
+  std::shared_ptr<const std::string> env_text;
   std::vector<std::string> env_from_prefixes;  // one entry per envFrom source ("" = no prefix)
-  std::map<std::string, long long> limits;
-  std::map<std::string, long long> requests;
+  Quantities limits;
+  Quantities requests;
   std::vector<std::string> caps_add;  // upper case, a CAP_ prefix kept (runtimes differ on it)
   bool privileged = false;
   std::optional<long long> run_as_user;  // effective (container over pod)
