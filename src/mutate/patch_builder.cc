@@ -1,5 +1,6 @@
 #include "patch_builder.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <vector>
 
@@ -40,12 +41,14 @@ bj::object& Members(bj::value& node) {
 void PatchBuilder::Set(const std::string& pointer, const json& value) {
   const auto tokens = workload::PointerTokens(pointer);
   bj::value* node = &doc_;
-  std::string path;
-  path.reserve(pointer.size() + 8);
+  // The plan's pointers are written escaped token by token (EscapePointerToken), so the pointer
+  // of the i-th child is the pointer's own text up to the i-th token's end: no token is escaped
+  // again, and the path is copied only for the operation that is recorded.
+  std::size_t end = 0;
   for (std::size_t i = 0; i < tokens.size(); ++i) {
     const std::string& token = tokens[i];
-    path += '/';
-    path += workload::EscapePointerToken(token);  // now the pointer of the child
+    end = std::min(pointer.find('/', end + 1), pointer.size());
+    const auto path = [&pointer, end] { return pointer.substr(0, end); };
     const bool last = i + 1 == tokens.size();
     if (node->is_array()) {
       auto& items = node->get_array();
@@ -53,7 +56,7 @@ void PatchBuilder::Set(const std::string& pointer, const json& value) {
       if (last) {
         bj::value next = codec::ToDom(value, doc_.storage());
         if (codec::SameValue(child, next)) return;
-        ops_.push_back(Operation("replace", std::move(path), value));
+        ops_.push_back(Operation("replace", path(), value));
         child = std::move(next);
         return;
       }
@@ -72,13 +75,13 @@ void PatchBuilder::Set(const std::string& pointer, const json& value) {
       }
       const bool existed = child != nullptr;
       members[token] = codec::ToDom(nested, doc_.storage());
-      ops_.push_back(Operation(existed ? "replace" : "add", std::move(path), nested));
+      ops_.push_back(Operation(existed ? "replace" : "add", path(), nested));
       return;
     }
     if (last) {
       bj::value next = codec::ToDom(value, doc_.storage());
       if (codec::SameValue(*child, next)) return;
-      ops_.push_back(Operation("replace", std::move(path), value));
+      ops_.push_back(Operation("replace", path(), value));
       *child = std::move(next);
       return;
     }
