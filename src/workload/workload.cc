@@ -514,9 +514,13 @@ std::vector<std::string> ExpandPattern(const Value& object, std::string_view pat
 }
 
 const EnvVar* Container::FindEnv(std::string_view wanted) const {
-  // Kubernetes lets a later duplicate win.
+  // Kubernetes lets a later duplicate win. The last byte is compared before the rest: the rules
+  // ask for NCCL_* names among many of the same length and prefix, and it tells most apart
+  // without a call to memcmp (10 % of Diagnose on the 30 KB bench review).
   for (auto it = env.rbegin(); it != env.rend(); ++it)
-    if (it->name == wanted) return &*it;
+    if (it->name.size() == wanted.size() && (wanted.empty() || it->name.back() == wanted.back()) &&
+        it->name == wanted)
+      return &*it;
   return nullptr;
 }
 
