@@ -131,8 +131,13 @@ class Reader {
   std::optional<std::string> String(std::string_view key) const { return String(key, Field(key)); }
   // The same for `field`, what Field(key) found.
   std::optional<std::string> String(std::string_view key, const Value* field) const {
+    const auto view = View(key, field);
+    return view ? std::optional<std::string>(*view) : std::nullopt;
+  }
+  // The same as a view into the object: valid while the object is, and not moved.
+  std::optional<std::string_view> View(std::string_view key, const Value* field) const {
     const Value* v = Typed(key, field, bj::kind::string, "a string");
-    return v ? std::optional<std::string>(StringOf(*v)) : std::nullopt;
+    return v ? std::optional<std::string_view>(ViewOf(*v)) : std::nullopt;
   }
   std::optional<bool> Bool(std::string_view key) const {
     const Value* v = Typed(key, Field(key), bj::kind::bool_, "a boolean");
@@ -145,7 +150,7 @@ class Reader {
     return IntegerOf(*v);
   }
 
-  // `v` (what Field(key) found) when it has the `type` named `name`; throws otherwise.
+ private:
   const Value* Typed(std::string_view key, const Value* v, bj::kind type, const char* name) const {
     if (v == nullptr) return nullptr;
     if (v->kind() != type)
@@ -153,7 +158,6 @@ class Reader {
     return v;
   }
 
- private:
   const bj::object& obj_;
   const Where& where_;
 };
@@ -167,7 +171,7 @@ std::array<const Value*, N> FieldsOf(const Value& object,
   for (const auto& member : object.get_object()) {
     const std::string_view key(member.key().data(), member.key().size());
     for (std::size_t i = 0; i < N; ++i) {
-      if (key.size() == keys[i].size() && key == keys[i]) {
+      if (key == keys[i]) {
         if (!member.value().is_null()) out[i] = &member.value();
         break;
       }
@@ -286,11 +290,10 @@ Container ReadContainer(const Value& c, const Where& where, std::size_t index,
       EnvVar var;
       var.index = i;
       // Views into the review for now; moved into the container's own text below.
-      const Value* name = er.Typed("name", name_field, bj::kind::string, "a string");
-      if (name == nullptr) throw ManifestError(ep.str() + "/name", "is required");
-      var.name = ViewOf(*name);
-      if (const Value* value = er.Typed("value", value_field, bj::kind::string, "a string"))
-        var.value = ViewOf(*value);
+      const auto name = er.View("name", name_field);
+      if (!name) throw ManifestError(ep.str() + "/name", "is required");
+      var.name = *name;
+      var.value = er.View("value", value_field);
       var.from_ref = er.Object("valueFrom", value_from_field) != nullptr;
       out.env.push_back(var);
     }
