@@ -148,6 +148,24 @@ void ReadDra(const json& v, Policy& policy) {
   df.Done();
 }
 
+// The webhook moves a namespace's GPU templates to its mode's path; an allowedPaths without that
+// path would deny every template the webhook itself moved (path-not-allowed), so such a policy
+// is refused where it is read rather than found out from denied jobs. The list may be the
+// entry's own or inherited from `defaults`: the message says which.
+void RequireOwnPathAllowed(const NamespacePolicy& ns, const Fields& f, bool written_here) {
+  const Path own = ModePath(ns.mode);
+  if (ns.Allows(own)) return;
+  std::string listed;
+  for (const Path p : ns.allowed_paths)
+    listed += (listed.empty() ? "" : ", ") + std::string(ToString(p));
+  const std::string mode(ToString(ns.mode));
+  Fail(
+      f.Path("allowedPaths"),
+      "must include '" + std::string(ToString(own)) + "', the path of mode " + mode +
+          ": the webhook moves templates there and would then deny them (path-not-allowed); got [" +
+          listed + "]" + (written_here ? "" : ", inherited from defaults"));
+}
+
 // An entry starts from `base` (the policy's defaults; nothing for `defaults` itself): a field
 // it omits keeps the base's value, then the contract's default.
 NamespacePolicy ReadNamespace(const json& v, const std::string& path, const NamespacePolicy* base,
@@ -199,6 +217,7 @@ NamespacePolicy ReadNamespace(const json& v, const std::string& path, const Name
     row->require(ns, f);
   // allowedPaths not written here or in defaults: [<mode>], every path for mode off.
   if (!allowed_explicit) ns.allowed_paths = PathsOfMode(ns.mode);
+  RequireOwnPathAllowed(ns, f, v.contains("allowedPaths"));
   return ns;
 }
 

@@ -52,6 +52,9 @@ BAD = {
     "bad-on-conflict": (with_("namespaces.0.onConflict", "ignore"), "namespaces[0].onConflict"),
     "bad-allowed-path": (with_("namespaces.0.allowedPaths", ["hostNetwork", "warp"]),
                          "namespaces[0].allowedPaths"),
+    # The webhook would move templates to hostNetwork and then deny them (path-not-allowed).
+    "mode-path-not-allowed": (with_("namespaces.0.allowedPaths", ["tcp"]),
+                              "namespaces[0].allowedPaths: must include 'hostNetwork'"),
     "names-not-a-list": (with_("namespaces.0.names", "train-*"), "namespaces[0].names"),
     "exclusive-nodes-string": (with_("namespaces.0.exclusiveNodes", "maybe"),
                                "namespaces[0].exclusiveNodes"),

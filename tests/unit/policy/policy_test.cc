@@ -52,6 +52,20 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"gid_negative", "defaults: {nccl: {gidIndex: -1}}", "defaults.nccl.gidIndex"},
         BadCase{"bad_path", "defaults: {allowedPaths: [rdma]}", "defaults.allowedPaths[0]"},
         BadCase{"bad_api_version", "apiVersion: v2", "apiVersion"},
+        // The webhook would deny its own mutations (path-not-allowed): the mode's path must pass.
+        BadCase{"mode_path_not_allowed",
+                "namespaces: [{names: [a], mode: hostNetwork, allowedPaths: [tcp]}]",
+                "namespaces[0].allowedPaths: must include 'hostNetwork', the path of mode "
+                "hostNetwork"},
+        BadCase{"mode_path_not_allowed_in_defaults",
+                "defaults: {mode: tcp, allowedPaths: [hostNetwork]}",
+                "defaults.allowedPaths: must include 'tcp'"},
+        BadCase{"mode_path_not_in_the_inherited_list",
+                "defaults: {allowedPaths: [tcp]}\nnamespaces: [{names: [a], mode: shared, "
+                "shared: {resource: rdma/hca}}]",
+                "namespaces[0].allowedPaths: must include 'shared', the path of mode shared: the "
+                "webhook moves templates there and would then deny them (path-not-allowed); got "
+                "[tcp], inherited from defaults"},
         BadCase{"duplicate_interface",
                 "namespaces: [{names: [a], mode: sriov, sriov: {networks: [{network: rail-a}, "
                 "{network: rail-b}]}}]",
@@ -98,6 +112,19 @@ TEST(Policy, NoPositionWhereTheFileHasNone) {
       EXPECT_EQ(e.line, 0u) << text;
     }
   }
+}
+
+TEST(Policy, AModeWhosePathAlwaysPassesNeedsNoListing) {
+  // off moves nothing and dra is never denied for its path: neither has to be listed; a list
+  // inherited from defaults that holds the entry's path is enough.
+  const auto p = ParsePolicyText(
+      "defaults: {mode: off, allowedPaths: [tcp, hostNetwork]}\n"
+      "namespaces:\n"
+      "  - {names: [d], mode: dra, allowedPaths: [tcp], dra: {claimTemplate: rdma-nics}}\n"
+      "  - {names: [h], mode: hostNetwork}\n");
+  EXPECT_EQ(p.defaults.allowed_paths, (std::vector<Path>{Path::kTcp, Path::kHostNetwork}));
+  EXPECT_TRUE(p.ForNamespace("d").Allows(ModePath(Mode::kDra)));
+  EXPECT_EQ(p.ForNamespace("h").allowed_paths, p.defaults.allowed_paths);
 }
 
 TEST(Policy, UnquotedOffIsOff) {
