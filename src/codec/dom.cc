@@ -121,24 +121,6 @@ bool PlainIndex(std::string_view token) {
          (token.size() == 1 || token.front() != '0');
 }
 
-// One reference token of a pointer, unescaped (~1 is '/', ~0 is '~'); `pos` moves past it.
-std::string_view NextToken(std::string_view pointer, std::size_t& pos, std::string& scratch) {
-  const std::size_t end = std::min(pointer.find('/', pos), pointer.size());
-  std::string_view token = pointer.substr(pos, end - pos);
-  pos = end + 1;
-  if (token.find('~') == std::string_view::npos) return token;
-  scratch.clear();
-  for (std::size_t i = 0; i < token.size(); ++i) {
-    if (token[i] == '~' && i + 1 < token.size() && (token[i + 1] == '0' || token[i + 1] == '1')) {
-      scratch += token[i + 1] == '1' ? '/' : '~';
-      ++i;
-    } else {
-      scratch += token[i];
-    }
-  }
-  return scratch;
-}
-
 }  // namespace
 
 bj::value ParseDom(std::string_view text, std::size_t max_depth, bj::storage_ptr storage) {
@@ -268,6 +250,24 @@ bool SameValue(const bj::value& a, const bj::value& b) {
   }
 }
 
+std::string_view NextPointerToken(std::string_view pointer, std::size_t& pos,
+                                  std::string& scratch) {
+  const std::size_t end = std::min(pointer.find('/', pos), pointer.size());
+  std::string_view token = pointer.substr(pos, end - pos);
+  pos = end + 1;
+  if (token.find('~') == std::string_view::npos) return token;
+  scratch.clear();
+  for (std::size_t i = 0; i < token.size(); ++i) {
+    if (token[i] == '~' && i + 1 < token.size() && (token[i + 1] == '0' || token[i + 1] == '1')) {
+      scratch += token[i + 1] == '1' ? '/' : '~';
+      ++i;
+    } else {
+      scratch += token[i];
+    }
+  }
+  return scratch;
+}
+
 const bj::value* Find(const bj::value& root, std::string_view pointer) {
   return Find(const_cast<bj::value&>(root), pointer);
 }
@@ -277,7 +277,7 @@ bj::value* Find(bj::value& root, std::string_view pointer) {
   std::string scratch;
   std::size_t pos = 1;
   while (pos <= pointer.size() && !pointer.empty()) {
-    const std::string_view token = NextToken(pointer, pos, scratch);
+    const std::string_view token = NextPointerToken(pointer, pos, scratch);
     if (at->is_object()) {
       at = at->get_object().if_contains(token);
     } else if (at->is_array() && PlainIndex(token)) {

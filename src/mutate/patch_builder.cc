@@ -1,6 +1,7 @@
 #include "patch_builder.h"
 
 #include <algorithm>
+#include <charconv>
 #include <stdexcept>
 #include <vector>
 
@@ -24,9 +25,13 @@ json Operation(const char* op, std::string path, const json& value) {
   return operation;
 }
 
-std::size_t Index(const std::string& token, const bj::array& items) {
-  const std::size_t index = std::stoul(token);
-  if (index >= items.size()) throw std::out_of_range("array index " + token + " is out of range");
+std::size_t Index(std::string_view token, const bj::array& items) {
+  std::size_t index = 0;
+  const auto [at, ec] = std::from_chars(token.data(), token.data() + token.size(), index);
+  if (ec != std::errc() || at != token.data() + token.size() || token.empty())
+    throw std::invalid_argument("array index '" + std::string(token) + "' is not a number");
+  if (index >= items.size())
+    throw std::out_of_range("array index " + std::string(token) + " is out of range");
   return index;
 }
 
@@ -39,17 +44,17 @@ bj::object& Members(bj::value& node) {
 }  // namespace
 
 void PatchBuilder::Set(const std::string& pointer, const json& value) {
-  const auto tokens = workload::PointerTokens(pointer);
   bj::value* node = &doc_;
+  std::string scratch;
   // The plan's pointers are written escaped token by token (EscapePointerToken), so the pointer
-  // of the i-th child is the pointer's own text up to the i-th token's end: no token is escaped
-  // again, and the path is copied only for the operation that is recorded.
-  std::size_t end = 0;
-  for (std::size_t i = 0; i < tokens.size(); ++i) {
-    const std::string& token = tokens[i];
-    end = std::min(pointer.find('/', end + 1), pointer.size());
+  // of the i-th child is the pointer's own text up to the i-th token's end: tokens are read as
+  // views, none is escaped again, and the path is copied only for the operation recorded.
+  std::size_t pos = 1;
+  while (!pointer.empty() && pos <= pointer.size()) {
+    const std::string_view token = codec::NextPointerToken(pointer, pos, scratch);
+    const std::size_t end = pos - 1;  // the token's end in `pointer`
     const auto path = [&pointer, end] { return pointer.substr(0, end); };
-    const bool last = i + 1 == tokens.size();
+    const bool last = end == pointer.size();
     if (node->is_array()) {
       auto& items = node->get_array();
       bj::value& child = items[Index(token, items)];
@@ -68,9 +73,10 @@ void PatchBuilder::Set(const std::string& pointer, const json& value) {
     if (child == nullptr || child->is_null()) {
       // Build the missing subtree and add it in one operation.
       json nested = value;
-      for (std::size_t j = tokens.size() - 1; j > i; --j) {
+      const auto below = workload::PointerTokens(std::string_view(pointer).substr(end));
+      for (auto it = below.rbegin(); it != below.rend(); ++it) {
         json parent(json::value_t::object);
-        parent.get_ref<json::object_t&>().emplace(tokens[j], std::move(nested));
+        parent.get_ref<json::object_t&>().emplace(*it, std::move(nested));
         nested = std::move(parent);
       }
       const bool existed = child != nullptr;

@@ -41,6 +41,11 @@ bool SameValue(const boost::json::value& a, const boost::json::value& b);
 const boost::json::value* Find(const boost::json::value& root, std::string_view pointer);
 boost::json::value* Find(boost::json::value& root, std::string_view pointer);
 
+// One reference token of an RFC 6901 pointer, unescaped (~1 is '/', ~0 is '~'), read from `pos`
+// (just past a '/'); `pos` moves past it, beyond the pointer's size after the last token. A view
+// into `pointer`, or into `scratch` when the token had an escape.
+std::string_view NextPointerToken(std::string_view pointer, std::size_t& pos, std::string& scratch);
+
 // The members of an object in nlohmann's order (by key, bytewise), which is the order every
 // reader of the core walks in, so that the first error, the templates found and the patch are
 // the same for a review and for the CLI. Objects the API server writes from Go maps are already
