@@ -123,7 +123,7 @@ TEST(Policy, AModeWhosePathAlwaysPassesNeedsNoListing) {
       "  - {names: [d], mode: dra, allowedPaths: [tcp], dra: {claimTemplate: rdma-nics}}\n"
       "  - {names: [h], mode: hostNetwork}\n");
   EXPECT_EQ(p.defaults.allowed_paths, (std::vector<Path>{Path::kTcp, Path::kHostNetwork}));
-  EXPECT_TRUE(p.ForNamespace("d").Allows(ModePath(Mode::kDra)));
+  EXPECT_EQ(p.ForNamespace("d").allowed_paths, std::vector<Path>{Path::kTcp});  // dra not added
   EXPECT_EQ(p.ForNamespace("h").allowed_paths, p.defaults.allowed_paths);
 }
 
