@@ -1,6 +1,5 @@
 #include "patch_builder.h"
 
-#include <algorithm>
 #include <charconv>
 #include <stdexcept>
 #include <vector>
@@ -28,7 +27,7 @@ json Operation(const char* op, std::string path, const json& value) {
 std::size_t Index(std::string_view token, const bj::array& items) {
   std::size_t index = 0;
   const auto [at, ec] = std::from_chars(token.data(), token.data() + token.size(), index);
-  if (ec != std::errc() || at != token.data() + token.size() || token.empty())
+  if (ec != std::errc() || at != token.data() + token.size())
     throw std::invalid_argument("array index '" + std::string(token) + "' is not a number");
   if (index >= items.size())
     throw std::out_of_range("array index " + std::string(token) + " is out of range");

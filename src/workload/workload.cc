@@ -446,21 +446,9 @@ PodTemplate ReadTemplate(const Value& t, const std::string& pointer, const polic
 
 std::vector<std::string> PointerTokens(std::string_view pattern) {
   std::vector<std::string> tokens;
-  if (pattern.empty()) return tokens;
-  std::size_t pos = 1;
-  while (pos <= pattern.size()) {
-    std::size_t end = pattern.find('/', pos);
-    if (end == std::string_view::npos) end = pattern.size();
-    std::string token(pattern.substr(pos, end - pos));
-    for (std::size_t i = 0; (i = token.find('~', i)) != std::string::npos; ++i) {
-      if (i + 1 < token.size() && token[i + 1] == '1')
-        token.replace(i, 2, "/");
-      else if (i + 1 < token.size() && token[i + 1] == '0')
-        token.replace(i, 2, "~");
-    }
-    tokens.push_back(std::move(token));
-    pos = end + 1;
-  }
+  std::string scratch;
+  for (std::size_t pos = 1; !pattern.empty() && pos <= pattern.size();)
+    tokens.emplace_back(codec::NextPointerToken(pattern, pos, scratch));
   return tokens;
 }
 

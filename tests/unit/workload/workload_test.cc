@@ -96,6 +96,13 @@ INSTANTIATE_TEST_SUITE_P(
                  "/spec/tasks/1/replicas"}),
     [](const auto& p) { return std::string(p.param.name); });
 
+TEST(Workload, PointerTokensAreUnescapedOnceAsRfc6901Says) {
+  // ~1 is '/', ~0 is '~', and ~01 is the two characters "~1", not '/'; an empty last token stays.
+  EXPECT_EQ(PointerTokens("/a~1b/~0c/~01/"), (std::vector<std::string>{"a/b", "~c", "~1", ""}));
+  EXPECT_EQ(PointerTokens("/rdma~1vf"), std::vector<std::string>{"rdma/vf"});
+  EXPECT_TRUE(PointerTokens("").empty());
+}
+
 TEST(Workload, TemplatesOfEveryReplicaSpecInDocumentOrder) {
   const auto job = Yaml(R"(
 apiVersion: kubeflow.org/v1
