@@ -307,13 +307,4 @@ std::vector<const bj::key_value_pair*> SortedMembers(const bj::object& object) {
   return out;
 }
 
-// A review's DOM takes about three times its text (the bench's 3 KB Pod 2.9-3.1x, 10 KB Job
-// 2.5-2.7x, 30 KB PyTorchJob of short strings 2.7-2.9x), so a first block of three times the
-// body and 4 KiB holds it whole. At twice the body, as before, a 30 KB review overflowed into a
-// second block of 128 KiB: two large allocations per review instead of one. Four times the body
-// measured the same at 30 KB but moved a 3 KB review's block (16 KiB) out of jemalloc's small
-// size classes (up to 14 KiB), 2 % more instructions there. The block is only reserved: pages
-// the parse does not reach are never touched.
-DomArena::DomArena(std::size_t body_size) : resource_(body_size * 3 + 4096) {}
-
 }  // namespace rw::codec

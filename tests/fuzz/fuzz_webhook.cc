@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 
+#include <boost/json/monotonic_resource.hpp>
 #include <nlohmann/json.hpp>
 
 #include "fuzz_util.h"

@@ -13,6 +13,7 @@
 #include <string>
 
 #include <gtest/gtest.h>
+#include <boost/json/monotonic_resource.hpp>
 
 namespace {
 

@@ -10,9 +10,10 @@
 #include <string_view>
 #include <vector>
 
-#include <boost/json/monotonic_resource.hpp>
 #include <boost/json/value.hpp>
 #include <nlohmann/json.hpp>
+
+#include "rdma_webhook/codec/dom_arena.h"
 
 namespace rw::codec {
 
@@ -51,17 +52,5 @@ std::string_view NextPointerToken(std::string_view pointer, std::size_t& pos, st
 // the same for a review and for the CLI. Objects the API server writes from Go maps are already
 // in this order, and then nothing is sorted.
 std::vector<const boost::json::key_value_pair*> SortedMembers(const boost::json::object& object);
-
-// A per-request arena for ParseDom: the first block is sized from the body, so a review is
-// usually parsed with one allocation, and everything parsed into it is freed at once with it.
-// Not shared (values hold a plain pointer to it), so it must outlive them.
-class DomArena {
- public:
-  explicit DomArena(std::size_t body_size);
-  boost::json::storage_ptr storage() const { return boost::json::storage_ptr(&resource_); }
-
- private:
-  mutable boost::json::monotonic_resource resource_;
-};
 
 }  // namespace rw::codec
