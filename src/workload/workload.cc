@@ -4,6 +4,7 @@
 #include <array>
 #include <cctype>
 #include <cmath>
+#include <cstring>
 
 #include "quantity.h"
 #include "rdma_webhook/codec/dom.h"
@@ -32,18 +33,20 @@ std::string_view ViewOf(const Value& v) {
   return std::string_view(s.data(), s.size());
 }
 
-// Copies what the variables' views point at into one string of the container's, sized once so
-// that it never moves, and points them there: one allocation for the container where a string
-// per name and value were hundreds.
-std::shared_ptr<const std::string> KeepText(std::vector<EnvVar>& env) {
+// Copies what the variables' views point at into one buffer of the container's and points them
+// there: one allocation for the container where a string per name and value were hundreds. The
+// buffer is filled by memcpy, not appended to: at a 30 KB review's hundreds of variables the
+// appends' capacity checks were 3 % of its Handle.
+std::shared_ptr<const char[]> KeepText(std::vector<EnvVar>& env) {
   std::size_t total = 0;
   for (const auto& var : env) total += var.name.size() + (var.value ? var.value->size() : 0);
-  auto text = std::make_shared<std::string>();
-  text->reserve(total);
-  const auto keep = [&text](std::string_view view) {
-    const std::size_t at = text->size();
-    text->append(view);
-    return std::string_view(text->data() + at, view.size());
+  auto text = std::make_shared_for_overwrite<char[]>(total);
+  char* at = text.get();
+  const auto keep = [&at](std::string_view view) {
+    if (!view.empty()) std::memcpy(at, view.data(), view.size());
+    const std::string_view kept(at, view.size());
+    at += view.size();
+    return kept;
   };
   for (auto& var : env) {
     var.name = keep(var.name);

@@ -73,7 +73,7 @@ struct Container {
   bool HasDraClaims() const { return !dra_claim_names.empty(); }
   std::vector<EnvVar> env;
   // What env's views point into, shared by copies of the container, so a copy's views stay valid.
-  std::shared_ptr<const std::string> env_text;
+  std::shared_ptr<const char[]> env_text;
   std::vector<std::string> env_from_prefixes;  // one entry per envFrom source ("" = no prefix)
   Quantities limits;
   Quantities requests;
