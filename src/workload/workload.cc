@@ -301,6 +301,8 @@ Container ReadContainer(const Value& c, const Where& where, std::size_t index,
       out.env.push_back(var);
     }
     out.env_text = KeepText(out.env);
+    for (const auto& var : out.env) out.env_name_bits |= EnvNameBit(var.name);
+    out.env_name_bits_size = out.env.size();
   }
   if (const bj::array* env_from = r.Array("envFrom")) {
     const Where env_from_where = r.Child("envFrom");
@@ -508,6 +510,9 @@ std::vector<std::string> ExpandPattern(const Value& object, std::string_view pat
 }
 
 const EnvVar* Container::FindEnv(std::string_view wanted) const {
+  // The rules ask about a dozen NCCL names per container, most of them absent, and a 30 KB
+  // review's containers hold hundreds of variables: walking them all was 5 % of its /validate.
+  if (env_name_bits_size == env.size() && (env_name_bits & EnvNameBit(wanted)) == 0) return nullptr;
   // Kubernetes lets a later duplicate win. The last byte is compared before the rest: the rules
   // ask for NCCL_* names among many of the same length and prefix, and it tells most apart
   // without a call to memcmp (10 % of Diagnose on the 30 KB bench review).

@@ -298,6 +298,31 @@ TEST(Workload, EnvOutlivesTheDocumentAndACopyOutlivesTheWorkload) {
   EXPECT_EQ(copy.FindEnv("NCCL_IB_HCA")->index, 3u);
 }
 
+// FindEnv answers an absent name from the names' bits without a walk: every name read is still
+// found (an empty one included), none that is absent is, and an env changed after it was read
+// is walked rather than answered from stale bits.
+TEST(Workload, FindEnvFindsEveryNameReadAndNoOther) {
+  std::string env;
+  std::vector<std::string> names = {"", "A", "NCCL_IB_HCA", "NCCL_SOCKET_IFNAME", "MASTER_PORT"};
+  for (int i = 0; i < 120; ++i) names.push_back("TRAIN_SETTING_" + std::to_string(i));
+  for (const auto& n : names) env += std::string(env.empty() ? "" : ", ") + "{name: '" + n + "'}";
+  const Workload w = Workload::Read(
+      Yaml("{apiVersion: v1, kind: Pod, spec: {containers: [{name: a, env: [" + env + "]}]}}"),
+      policy::DefaultPolicy(), "default");
+  Container c = w.templates.at(0).containers.at(0);
+  for (const auto& n : names) {
+    ASSERT_NE(c.FindEnv(n), nullptr) << n;
+    EXPECT_EQ(c.FindEnv(n)->name, n);
+  }
+  for (const std::string absent : {"NCCL_IB_GID_INDEX", "NCCL_NET", "FI_PROVIDER", "B",
+                                   "TRAIN_SETTING_120", "NCCL_IB_DISABLE", "NCCL_IB_HC"})
+    EXPECT_EQ(c.FindEnv(absent), nullptr) << absent;
+  const EnvVar added{.name = "NCCL_NET", .value = "IB"};
+  c.env.push_back(added);
+  ASSERT_NE(c.FindEnv("NCCL_NET"), nullptr);
+  EXPECT_EQ(c.FindEnv("NCCL_NET")->value, "IB");
+}
+
 TEST(Workload, NotAWorkloadHasNoTemplates) {
   const auto w = Workload::Read(Yaml("{apiVersion: v1, kind: ConfigMap, data: {a: b}}"),
                                 policy::DefaultPolicy(), "default");

@@ -2,6 +2,7 @@
 // Read-only views of a workload object: its pod templates and their containers, with every
 // field the rules read already type-checked. Pure; the views own what they hold, so the object
 // may go once it is read.
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
@@ -57,6 +58,12 @@ struct EnvVar {
   std::size_t index = 0;
 };
 
+// The bit of Container::env_name_bits a name sets.
+inline std::uint64_t EnvNameBit(std::string_view name) {
+  const unsigned last = name.empty() ? 0u : static_cast<unsigned char>(name.back());
+  return std::uint64_t{1} << ((name.size() * 7 + last) & 63);
+}
+
 struct VolumeMount {
   std::string name;
   std::string mount_path;
@@ -74,6 +81,12 @@ struct Container {
   std::vector<EnvVar> env;
   // What env's views point into, shared by copies of the container, so a copy's views stay valid.
   std::shared_ptr<const char[]> env_text;
+  // A bit for each (length, last byte) of the names in env (EnvNameBit), set where env is read:
+  // a name whose bit is clear is not there, and FindEnv says so without a walk, as it does for
+  // most NCCL names the rules ask about. Used only while env still has env_name_bits_size
+  // entries; an env built another way is walked.
+  std::uint64_t env_name_bits = 0;
+  std::size_t env_name_bits_size = 0;
   std::vector<std::string> env_from_prefixes;  // one entry per envFrom source ("" = no prefix)
   Quantities limits;
   Quantities requests;
@@ -88,6 +101,7 @@ struct Container {
   std::vector<long long> ports;  // declared containerPorts
   std::vector<VolumeMount> mounts;
 
+  // The variable named `name` (the last of duplicates, as Kubernetes lets the later win).
   const EnvVar* FindEnv(std::string_view name) const;
   // How many units of `resource` the container claims (limits, else requests).
   long long Claim(std::string_view resource) const;
