@@ -218,6 +218,45 @@ TEST(Glob, StarsAndQuestionMarks) {
   EXPECT_FALSE(GlobMatch("*a*b*c*", std::string(2000, 'a')));
 }
 
+// MatchesAny passes over a pattern whose literal first or last byte the name lacks; for every
+// pattern and name it must still answer what the matcher answers.
+TEST(Glob, MatchesAnyAnswersAsTheMatcherForEachPattern) {
+  const std::vector<std::string> patterns = {"",
+                                             "*",
+                                             "**",
+                                             "?",
+                                             "a",
+                                             "rdma/vf",
+                                             "rdma/*",
+                                             "*/vf",
+                                             "nvidia.com/mig-*",
+                                             "*gpu*",
+                                             "r?ma/v?",
+                                             "?dma/vf",
+                                             "rdma/v?",
+                                             "rdma/hca_shared_devices_*",
+                                             "a*a",
+                                             "*a",
+                                             "a*"};
+  const std::vector<std::string> names = {"",
+                                          "a",
+                                          "aa",
+                                          "rdma/vf",
+                                          "rdma/vfx",
+                                          "xrdma/vf",
+                                          "rdma/",
+                                          "nvidia.com/gpu",
+                                          "nvidia.com/mig-1g.10gb",
+                                          "amd.com/gpu",
+                                          "v",
+                                          "rdma/hca_shared_devices_a"};
+  for (const auto& p : patterns)
+    for (const auto& n : names)
+      EXPECT_EQ(MatchesAny({p}, n), GlobMatch(p, n)) << "pattern '" << p << "', name '" << n << "'";
+  EXPECT_TRUE(MatchesAny({"amd.com/gpu", "nvidia.com/gpu"}, "nvidia.com/gpu"));
+  EXPECT_FALSE(MatchesAny({"nvidia.com/gpu.shared", "nvidia.com/rdma-vf"}, "nvidia.com/gpu"));
+}
+
 // mode: dra names the ResourceClaimTemplate of the NICs; the pod's claim name defaults to
 // rdma-nics; a mode's path is named after it for allowedPaths.
 TEST(Policy, ModeDraReadsItsSection) {
