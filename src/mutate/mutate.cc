@@ -17,9 +17,9 @@ using nlohmann::json;
 void Apply(rules::TemplatePlan& plan, PatchBuilder& patch, std::vector<rules::Finding>& overrides) {
   for (auto& edit : plan.edits) {
     if (edit.kind == rules::Edit::Kind::kAppend)
-      patch.Append(edit.pointer, edit.value);
+      patch.Append(edit.pointer, std::move(edit.value));
     else
-      patch.Set(edit.pointer, edit.value);
+      patch.Set(edit.pointer, std::move(edit.value));
     std::move(edit.overrides.begin(), edit.overrides.end(), std::back_inserter(overrides));
   }
 }

@@ -15,12 +15,12 @@ using nlohmann::json;
 
 // One operation, built member by member: json's initializer-list constructor would copy the
 // value twice (its elements are const), and a review's patch is built once per request.
-json Operation(const char* op, std::string path, const json& value) {
+json Operation(const char* op, std::string path, json value) {
   json operation(json::value_t::object);
   auto& members = operation.get_ref<json::object_t&>();
   members.emplace("op", op);
   members.emplace("path", std::move(path));
-  members.emplace("value", value);
+  members.emplace("value", std::move(value));
   return operation;
 }
 
@@ -42,7 +42,7 @@ bj::object& Members(bj::value& node) {
 
 }  // namespace
 
-void PatchBuilder::Set(const std::string& pointer, const json& value) {
+void PatchBuilder::Set(const std::string& pointer, json value) {
   bj::value* node = &doc_;
   std::string scratch;
   // The plan's pointers are written escaped token by token (EscapePointerToken), so the pointer
@@ -60,7 +60,7 @@ void PatchBuilder::Set(const std::string& pointer, const json& value) {
       if (last) {
         bj::value next = codec::ToDom(value, doc_.storage());
         if (codec::SameValue(child, next)) return;
-        ops_.push_back(Operation("replace", path(), value));
+        ops_.push_back(Operation("replace", path(), std::move(value)));
         child = std::move(next);
         return;
       }
@@ -71,7 +71,7 @@ void PatchBuilder::Set(const std::string& pointer, const json& value) {
     bj::value* child = members.if_contains(token);
     if (child == nullptr || child->is_null()) {
       // Build the missing subtree and add it in one operation.
-      json nested = value;
+      json nested = std::move(value);
       const auto below = workload::PointerTokens(std::string_view(pointer).substr(end));
       for (auto it = below.rbegin(); it != below.rend(); ++it) {
         json parent(json::value_t::object);
@@ -80,13 +80,13 @@ void PatchBuilder::Set(const std::string& pointer, const json& value) {
       }
       const bool existed = child != nullptr;
       members[token] = codec::ToDom(nested, doc_.storage());
-      ops_.push_back(Operation(existed ? "replace" : "add", path(), nested));
+      ops_.push_back(Operation(existed ? "replace" : "add", path(), std::move(nested)));
       return;
     }
     if (last) {
       bj::value next = codec::ToDom(value, doc_.storage());
       if (codec::SameValue(*child, next)) return;
-      ops_.push_back(Operation("replace", path(), value));
+      ops_.push_back(Operation("replace", path(), std::move(value)));
       *child = std::move(next);
       return;
     }
@@ -94,15 +94,18 @@ void PatchBuilder::Set(const std::string& pointer, const json& value) {
   }
 }
 
-void PatchBuilder::Append(const std::string& pointer, const json& value) {
+void PatchBuilder::Append(const std::string& pointer, json value) {
   bj::value* array = codec::Find(doc_, pointer);
   if (array == nullptr || array->is_null()) {
-    Set(pointer, json::array({value}));
+    json items(json::value_t::array);
+    items.push_back(std::move(value));
+    Set(pointer, std::move(items));
     return;
   }
   auto& items = array->as_array();  // throws on another type: the plan appends to lists only
-  ops_.push_back(Operation("add", pointer + "/" + std::to_string(items.size()), value));
+  const std::size_t index = items.size();
   items.push_back(codec::ToDom(value, doc_.storage()));
+  ops_.push_back(Operation("add", pointer + "/" + std::to_string(index), std::move(value)));
 }
 
 void PatchBuilder::Remove(const std::string& pointer) {

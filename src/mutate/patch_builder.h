@@ -16,11 +16,12 @@ class PatchBuilder {
 
   // Sets the value at `pointer`. Missing (or null) parents are created by one `add` of the
   // outermost missing member holding the nested value; an existing member is `replace`d; an
-  // equal value records nothing.
-  void Set(const std::string& pointer, const nlohmann::json& value);
+  // equal value records nothing. `value` is taken, so a plan that is done with its edits moves
+  // them into the operations rather than copying them.
+  void Set(const std::string& pointer, nlohmann::json value);
   // Appends to the array at `pointer` (created when missing) with an explicit index, so user
   // entries keep their order and are never rewritten.
-  void Append(const std::string& pointer, const nlohmann::json& value);
+  void Append(const std::string& pointer, nlohmann::json value);
   // Removes the existing member or array element at `pointer` (later elements move up).
   void Remove(const std::string& pointer);
 
