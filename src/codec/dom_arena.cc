@@ -1,5 +1,6 @@
 #include "rdma_webhook/codec/dom_arena.h"
 
+#include <bit>
 #include <cstdint>
 #include <new>
 
@@ -11,9 +12,7 @@ struct alignas(std::max_align_t) BumpResource::Block {
   Block* next;
 };
 
-BumpResource::BumpResource(std::size_t first_block) : next_size_(first_block) {
-  AddBlock(first_block);
-}
+BumpResource::BumpResource(std::size_t first_block) { AddBlock(first_block); }
 
 BumpResource::~BumpResource() {
   while (blocks_ != nullptr) {
@@ -53,17 +52,6 @@ void BumpResource::AddBlock(std::size_t size) {
   next_size_ = size * 2;
 }
 
-namespace {
-
-// The next power of two at or above n (n is far below 2^63: a body the server accepted).
-std::size_t RoundUpPow2(std::size_t n) {
-  std::size_t size = 1;
-  while (size < n) size <<= 1;
-  return size;
-}
-
-}  // namespace
-
 // A review's DOM takes about three times its text (the bench's 3 KB Pod 2.9-3.1x, 10 KB Job
 // 2.5-2.7x, 30 KB PyTorchJob of short strings 2.7-2.9x), so a first block of three times the
 // body and 4 KiB holds it whole. At twice the body a 30 KB review overflowed into a second
@@ -74,6 +62,6 @@ std::size_t RoundUpPow2(std::size_t n) {
 // exactly, a 30 KB review's patch overflowed into a second large block, and jemalloc's large
 // allocations and frees were 2 % of Handle (perf). The block is only reserved: pages not reached
 // are never touched. (The body is bounded by the server's request limit, so this cannot overflow.)
-DomArena::DomArena(std::size_t body_size) : resource_(RoundUpPow2(body_size * 3 + 4096)) {}
+DomArena::DomArena(std::size_t body_size) : resource_(std::bit_ceil(body_size * 3 + 4096)) {}
 
 }  // namespace rw::codec

@@ -27,26 +27,9 @@ bool NamespacePolicy::Allows(Path p) const {
   return std::find(allowed_paths.begin(), allowed_paths.end(), p) != allowed_paths.end();
 }
 
-namespace {
-
-// A literal first or last byte of a pattern must be the name's first or last byte: most
-// patterns are told apart from a name by those two, without the matcher's walk.
-bool EndsDiffer(std::string_view pattern, std::string_view text) {
-  const auto literal = [](char c) { return c != '*' && c != '?'; };
-  if (pattern.empty()) return false;
-  if (text.empty()) return literal(pattern.front());
-  return (literal(pattern.front()) && pattern.front() != text.front()) ||
-         (literal(pattern.back()) && pattern.back() != text.back());
-}
-
-}  // namespace
-
 bool MatchesAny(const std::vector<std::string>& patterns, std::string_view text) {
-  // The rules ask about each resource name of each container against the default policy's
-  // dozen patterns, hundreds of times per review (3 % of a 30 KB /validate).
-  return std::any_of(patterns.begin(), patterns.end(), [&](const std::string& p) {
-    return !EndsDiffer(p, text) && GlobMatch(p, text);
-  });
+  return std::any_of(patterns.begin(), patterns.end(),
+                     [&](const std::string& p) { return GlobMatch(p, text); });
 }
 
 bool Policy::IsGpuResource(std::string_view name) const { return MatchesAny(gpu_resources, name); }
@@ -64,6 +47,15 @@ const NamespacePolicy& Policy::ForNamespace(std::string_view ns) const {
 }
 
 bool GlobMatch(std::string_view pattern, std::string_view text) {
+  // A literal first or last byte of the pattern must be the text's first or last byte. The
+  // rules ask about each resource name of each container against the default policy's dozen
+  // patterns, hundreds of times per review, and most are told apart by these two bytes without
+  // the walk below (3 % of a 30 KB /validate).
+  const auto literal = [](char c) { return c != '*' && c != '?'; };
+  if (!pattern.empty() && !text.empty() &&
+      ((literal(pattern.front()) && pattern.front() != text.front()) ||
+       (literal(pattern.back()) && pattern.back() != text.back())))
+    return false;
   // Iterative matcher with single-star backtracking: linear enough for namespace names and
   // immune to pathological patterns.
   std::size_t p = 0, t = 0, star = std::string_view::npos, mark = 0;

@@ -298,11 +298,11 @@ Container ReadContainer(const Value& c, const Where& where, std::size_t index,
       var.name = *name;
       var.value = er.View("value", value_field);
       var.from_ref = er.Object("valueFrom", value_from_field) != nullptr;
+      out.env_name_bits |= EnvNameBit(var.name);
       out.env.push_back(var);
     }
-    out.env_text = KeepText(out.env);
-    for (const auto& var : out.env) out.env_name_bits |= EnvNameBit(var.name);
     out.env_name_bits_size = out.env.size();
+    out.env_text = KeepText(out.env);
   }
   if (const bj::array* env_from = r.Array("envFrom")) {
     const Where env_from_where = r.Child("envFrom");

@@ -218,9 +218,18 @@ TEST(Glob, StarsAndQuestionMarks) {
   EXPECT_FALSE(GlobMatch("*a*b*c*", std::string(2000, 'a')));
 }
 
-// MatchesAny passes over a pattern whose literal first or last byte the name lacks; for every
-// pattern and name it must still answer what the matcher answers.
-TEST(Glob, MatchesAnyAnswersAsTheMatcherForEachPattern) {
+// A shell glob by its definition, recursive and slow, to hold GlobMatch's shortcuts to.
+bool ReferenceGlob(std::string_view p, std::string_view t) {
+  if (p.empty()) return t.empty();
+  if (p.front() == '*')
+    return ReferenceGlob(p.substr(1), t) || (!t.empty() && ReferenceGlob(p, t.substr(1)));
+  return !t.empty() && (p.front() == '?' || p.front() == t.front()) &&
+         ReferenceGlob(p.substr(1), t.substr(1));
+}
+
+// GlobMatch passes over a pattern whose literal first or last byte the name lacks before it
+// walks; for every pattern and name it must still answer what a glob means.
+TEST(Glob, ShortcutsAnswerAsTheDefinition) {
   const std::vector<std::string> patterns = {"",
                                              "*",
                                              "**",
@@ -252,7 +261,8 @@ TEST(Glob, MatchesAnyAnswersAsTheMatcherForEachPattern) {
                                           "rdma/hca_shared_devices_a"};
   for (const auto& p : patterns)
     for (const auto& n : names)
-      EXPECT_EQ(MatchesAny({p}, n), GlobMatch(p, n)) << "pattern '" << p << "', name '" << n << "'";
+      EXPECT_EQ(GlobMatch(p, n), ReferenceGlob(p, n))
+          << "pattern '" << p << "', name '" << n << "'";
   EXPECT_TRUE(MatchesAny({"amd.com/gpu", "nvidia.com/gpu"}, "nvidia.com/gpu"));
   EXPECT_FALSE(MatchesAny({"nvidia.com/gpu.shared", "nvidia.com/rdma-vf"}, "nvidia.com/gpu"));
 }

@@ -33,7 +33,7 @@ class BumpResource final : public boost::json::memory_resource {
   Block* blocks_ = nullptr;
   char* next_ = nullptr;
   char* end_ = nullptr;
-  std::size_t next_size_;
+  std::size_t next_size_ = 0;  // set by AddBlock
 };
 
 // A per-request arena for ParseDom: the first block is sized from the body, so a review is
