@@ -16,7 +16,6 @@
 #include "rdma_webhook/admission/review.h"
 #include "rdma_webhook/admission/webhook.h"
 #include "rdma_webhook/codec/dom.h"
-#include "rdma_webhook/codec/json_text.h"
 #include "rdma_webhook/codec/yaml.h"
 #include "rdma_webhook/mutate/mutation.h"
 #include "rdma_webhook/policy/policy.h"
@@ -68,8 +67,6 @@ int main(int argc, char** argv) {
     const adm::Request request = adm::DecodeReview(body);
     const std::string ns = request.ns;
     const auto w = rw::workload::Workload::Read(request.object, policy, ns);
-    boost::json::value scratch(request.object);
-    const rw::mutate::Mutation mutation = rw::mutate::MutateInPlace(w, scratch, policy);
     const adm::Decision mutate_decision =
         adm::Decide(adm::Endpoint::kMutate, adm::DecodeReview(body), policy);
     const adm::Decision validate_decision =
@@ -118,8 +115,6 @@ int main(int argc, char** argv) {
            boost::json::value copy(request.object, arena.storage());
            g_sink = g_sink + rw::mutate::MutateInPlace(w, copy, policy).patch.size();
          }},
-        {"  DumpJson(patch)",
-         [&] { g_sink = g_sink + rw::codec::DumpJson(mutation.patch).size(); }},
         {"  EncodeReview(mutate response)",
          [&] {
            g_sink =

@@ -165,7 +165,7 @@ Decision Decide(Endpoint endpoint, Request request, const policy::Policy& policy
       mutate::Mutation m = trainjob
                                ? mutate::MutateTrainJob(*trainjob, policy, ns, catalogue, operation)
                                : mutate::MutateInPlace(w, request.object, policy, catalogue);
-      if (!m.patch.empty()) d.response.patch = codec::DumpJson(m.patch);
+      if (!m.patch.empty()) d.response.patch = std::move(m.patch).ReleaseText();
       for (const auto& f : m.overrides) AddWarning(d.response.warnings, f);
       d.findings = std::move(m.overrides);
       d.path = std::string(policy::ToString(m.path));

@@ -52,7 +52,7 @@ std::string YamlOf(const InputDocument& doc, const mutate::Mutation& m, bool fir
   }
   const std::string before = whole ? text.leading + (marker ? "---\n" : "") : separator;
   if (cache.layout) {
-    if (auto rendered = cache.layout->Render(doc.item, *doc.object, m.patch, m.result))
+    if (auto rendered = cache.layout->Render(doc.item, *doc.object, m.patch.Json(), m.result))
       return before + *rendered;
   }
   return before + codec::ToYaml(m.result);
@@ -101,7 +101,7 @@ int RunMutate(const ManifestFlags& flags) {
     if (flags.output == "json") {
       std::cout << m.result.dump() << "\n";
     } else if (flags.output == "patch") {
-      std::cout << m.patch.dump() << "\n";
+      std::cout << m.patch.text() << "\n";
     } else {
       std::cout << YamlOf(doc, m, first, layouts);
     }

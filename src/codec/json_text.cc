@@ -177,16 +177,18 @@ void EmptyChildren(json& value, std::size_t depth) {
 }
 
 // A string nlohmann writes unchanged between quotes: printable ASCII, no quote and no backslash.
-bool Plain(const std::string& text) {
+bool Plain(std::string_view text) {
   return std::all_of(text.begin(), text.end(), [](char c) {
     const auto u = static_cast<unsigned char>(c);
     return u >= 0x20 && u < 0x7f && c != '"' && c != '\\';
   });
 }
 
-void AppendString(std::string& out, const std::string& text) {
+}  // namespace
+
+void AppendJsonString(std::string& out, std::string_view text) {
   if (!Plain(text)) {
-    out += json(text).dump();
+    out += json(std::string(text)).dump();
     return;
   }
   out += '"';
@@ -202,7 +204,7 @@ void AppendJson(std::string& out, const json& value) {
       for (const auto& [key, member] : *value.get_ptr<const json::object_t*>()) {
         if (!first) out += ',';
         first = false;
-        AppendString(out, key);
+        AppendJsonString(out, key);
         out += ':';
         AppendJson(out, member);
       }
@@ -221,7 +223,7 @@ void AppendJson(std::string& out, const json& value) {
       return;
     }
     case json::value_t::string:
-      AppendString(out, *value.get_ptr<const std::string*>());
+      AppendJsonString(out, *value.get_ptr<const std::string*>());
       return;
     case json::value_t::boolean:
       out += value.get<bool>() ? "true" : "false";
@@ -240,8 +242,6 @@ void AppendJson(std::string& out, const json& value) {
       return;
   }
 }
-
-}  // namespace
 
 std::string DumpJson(const json& value) {
   std::string out;

@@ -13,17 +13,6 @@ namespace {
 namespace bj = boost::json;
 using nlohmann::json;
 
-// One operation, built member by member: json's initializer-list constructor would copy the
-// value twice (its elements are const), and a review's patch is built once per request.
-json Operation(const char* op, std::string path, json value) {
-  json operation(json::value_t::object);
-  auto& members = operation.get_ref<json::object_t&>();
-  members.emplace("op", op);
-  members.emplace("path", std::move(path));
-  members.emplace("value", std::move(value));
-  return operation;
-}
-
 std::size_t Index(std::string_view token, const bj::array& items) {
   std::size_t index = 0;
   const auto [at, ec] = std::from_chars(token.data(), token.data() + token.size(), index);
@@ -52,7 +41,7 @@ void PatchBuilder::Set(const std::string& pointer, json value) {
   while (!pointer.empty() && pos <= pointer.size()) {
     const std::string_view token = codec::NextPointerToken(pointer, pos, scratch);
     const std::size_t end = pos - 1;  // the token's end in `pointer`
-    const auto path = [&pointer, end] { return pointer.substr(0, end); };
+    const auto path = [&pointer, end] { return std::string_view(pointer).substr(0, end); };
     const bool last = end == pointer.size();
     if (node->is_array()) {
       auto& items = node->get_array();
@@ -60,7 +49,7 @@ void PatchBuilder::Set(const std::string& pointer, json value) {
       if (last) {
         bj::value next = codec::ToDom(value, doc_.storage());
         if (codec::SameValue(child, next)) return;
-        ops_.push_back(Operation("replace", path(), std::move(value)));
+        ops_.Record("replace", path(), &value);
         child = std::move(next);
         return;
       }
@@ -78,15 +67,15 @@ void PatchBuilder::Set(const std::string& pointer, json value) {
         parent.get_ref<json::object_t&>().emplace(*it, std::move(nested));
         nested = std::move(parent);
       }
-      const bool existed = child != nullptr;
-      members[token] = codec::ToDom(nested, doc_.storage());
-      ops_.push_back(Operation(existed ? "replace" : "add", path(), std::move(nested)));
+      bj::value made = codec::ToDom(nested, doc_.storage());
+      ops_.Record(child != nullptr ? "replace" : "add", path(), &nested);
+      members[token] = std::move(made);
       return;
     }
     if (last) {
       bj::value next = codec::ToDom(value, doc_.storage());
       if (codec::SameValue(*child, next)) return;
-      ops_.push_back(Operation("replace", path(), std::move(value)));
+      ops_.Record("replace", path(), &value);
       *child = std::move(next);
       return;
     }
@@ -103,9 +92,9 @@ void PatchBuilder::Append(const std::string& pointer, json value) {
     return;
   }
   auto& items = array->as_array();  // throws on another type: the plan appends to lists only
-  const std::size_t index = items.size();
-  items.push_back(codec::ToDom(value, doc_.storage()));
-  ops_.push_back(Operation("add", pointer + "/" + std::to_string(index), std::move(value)));
+  bj::value made = codec::ToDom(value, doc_.storage());
+  ops_.Record("add", pointer + "/" + std::to_string(items.size()), &value);
+  items.push_back(std::move(made));
 }
 
 void PatchBuilder::Remove(const std::string& pointer) {
@@ -118,14 +107,15 @@ void PatchBuilder::Remove(const std::string& pointer) {
   const std::string& last = tokens.back();
   if (parent->is_array()) {
     auto& items = parent->get_array();
-    items.erase(items.begin() + static_cast<std::ptrdiff_t>(Index(last, items)));
-  } else if (parent->as_object().erase(last) == 0) {
+    const auto at = items.begin() + static_cast<std::ptrdiff_t>(Index(last, items));
+    ops_.Record("remove", pointer, nullptr);
+    items.erase(at);
+  } else if (parent->as_object().contains(last)) {
+    ops_.Record("remove", pointer, nullptr);
+    parent->as_object().erase(last);
+  } else {
     throw std::out_of_range("no value at " + pointer + " to remove");
   }
-  json operation(json::value_t::object);
-  operation.get_ref<json::object_t&>().emplace("op", "remove");
-  operation.get_ref<json::object_t&>().emplace("path", pointer);
-  ops_.push_back(std::move(operation));
 }
 
 }  // namespace rw::mutate

@@ -102,15 +102,22 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     } catch (const rw::workload::ManifestError&) {
       continue;
     }
-    Check(m.patch.is_array(), "the patch is not an array", Show(m.patch));
+    json patch;
+    try {
+      patch = m.patch.Json();
+    } catch (const json::exception& e) {
+      rw::fuzz::Fail("the patch is not JSON", std::string(e.what()) + "\n" + m.patch.text());
+    }
+    Check(patch.is_array() && patch.size() == m.patch.size(),
+          "the patch is not an array of its operations", m.patch.text());
     json patched;
     try {
-      patched = object.patch(m.patch);
+      patched = object.patch(patch);
     } catch (const json::exception& e) {
-      rw::fuzz::Fail("the patch does not apply", std::string(e.what()) + "\n" + Show(m.patch));
+      rw::fuzz::Fail("the patch does not apply", std::string(e.what()) + "\n" + Show(patch));
     }
     Check(patched == m.result, "patch applied != the mutated result",
-          label + Show(m.patch) + "\n" + Show(patched) + "\n" + Show(m.result));
+          label + Show(patch) + "\n" + Show(patched) + "\n" + Show(m.result));
 
     rw::mutate::Mutation again;
     try {
@@ -119,7 +126,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       rw::fuzz::Fail("the mutated result is malformed", e.what());
     }
     Check(again.patch.empty(), "mutating the result again patches it",
-          label + Show(again.patch) + "\n" + Show(m.result));
+          label + again.patch.text() + "\n" + Show(m.result));
 
     std::set<std::string> before;
     try {

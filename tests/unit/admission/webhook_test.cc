@@ -286,7 +286,7 @@ TEST(Mutate, CreateReturnsTheCorePatch) {
   const auto m = mutate::Mutate(pod, TestPolicy(), "hn-deny");
   ASSERT_FALSE(m.patch.empty());
   EXPECT_EQ(r["patchType"], "JSONPatch");
-  EXPECT_EQ(r["patch"], Base64(m.patch.dump()));
+  EXPECT_EQ(r["patch"], Base64(m.patch.text()));
   EXPECT_EQ(r["auditAnnotations"]["path"], "hostNetwork");
   EXPECT_FALSE(r.contains("warnings"));  // no override, no warning from /mutate
 }

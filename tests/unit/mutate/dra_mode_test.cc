@@ -76,9 +76,9 @@ json Pod(const std::string& ns, const std::string& trainer_extra = "",
 // objects and without them (the policy's template is then read from the policy).
 Mutation CheckedMutate(const json& object) {
   Mutation m = Mutate(object, TestPolicy(), "default", Cluster());
-  EXPECT_EQ(object.patch(m.patch), m.result) << m.patch.dump(2);
-  EXPECT_EQ(Mutate(m.result, TestPolicy(), "default", Cluster()).patch, json::array());
-  EXPECT_EQ(Mutate(m.result, TestPolicy(), "default").patch, json::array());
+  EXPECT_EQ(object.patch(m.patch.Json()), m.result) << m.patch.Json().dump(2);
+  EXPECT_EQ(Mutate(m.result, TestPolicy(), "default", Cluster()).patch.Json(), json::array());
+  EXPECT_EQ(Mutate(m.result, TestPolicy(), "default").patch.Json(), json::array());
   return m;
 }
 
@@ -124,7 +124,7 @@ TEST(MutateDra, ClaimsThePolicysTemplateForEveryGpuContainer) {
 TEST(MutateDra, ThePolicysTemplateIsReadFromThePolicyWhenTheClusterIsNotKnown) {
   const auto with = Mutate(Pod("dra"), TestPolicy(), "default", Cluster());
   const auto without = Mutate(Pod("dra"), TestPolicy(), "default");
-  EXPECT_EQ(without.patch, with.patch);
+  EXPECT_EQ(without.patch.text(), with.patch.text());
   const auto d = rules::Diagnose(without.result, TestPolicy(), "default");
   EXPECT_EQ(d.path, policy::Path::kDra);
   EXPECT_TRUE(d.rdma);
@@ -177,7 +177,7 @@ TEST(MutateDra, AVfNextToDraNicsIsAConflictNeverBoth) {
                  "  resourceClaims: [{name: own, resourceClaimTemplateName: own-nics}]\n");
   pod["spec"]["containers"][1]["resources"]["limits"]["rdma/vf"] = 1;
   const auto m = Mutate(pod, TestPolicy(), "default", Cluster());
-  EXPECT_EQ(m.patch, json::array());
+  EXPECT_EQ(m.patch.Json(), json::array());
   const auto d = rules::Diagnose(pod, TestPolicy(), "default", Cluster());
   EXPECT_TRUE(Fired(d, "policy-conflict", "/spec/containers/1/resources/limits/rdma~1vf"))
       << d.findings.size();
@@ -187,7 +187,7 @@ TEST(MutateDra, AVfNextToDraNicsIsAConflictNeverBoth) {
 TEST(MutateDra, AVfAloneIsLeftForAllowedPaths) {
   json with_vf = Pod("dra");
   with_vf["spec"]["containers"][1]["resources"]["limits"]["rdma/vf"] = 1;
-  EXPECT_EQ(Mutate(with_vf, TestPolicy(), "default", Cluster()).patch, json::array());
+  EXPECT_EQ(Mutate(with_vf, TestPolicy(), "default", Cluster()).patch.Json(), json::array());
   const auto d = rules::Diagnose(with_vf, TestPolicy(), "default", Cluster());
   EXPECT_EQ(d.path, policy::Path::kSriov);
   EXPECT_TRUE(Fired(d, "path-not-allowed"));
@@ -197,7 +197,7 @@ TEST(MutateDra, AVfAloneIsLeftForAllowedPaths) {
 TEST(MutateDra, AClaimNameTakenByAnotherClaimIsAConflict) {
   const auto pod =
       Pod("dra-ifname", "", "  resourceClaims: [{name: nics, resourceClaimTemplateName: gpus}]\n");
-  EXPECT_EQ(Mutate(pod, TestPolicy(), "default", Cluster()).patch, json::array());
+  EXPECT_EQ(Mutate(pod, TestPolicy(), "default", Cluster()).patch.Json(), json::array());
   const auto d = rules::Diagnose(pod, TestPolicy(), "default", Cluster());
   EXPECT_TRUE(Fired(d, "policy-conflict", "/spec/resourceClaims/0"));
 }
@@ -205,7 +205,7 @@ TEST(MutateDra, AClaimNameTakenByAnotherClaimIsAConflict) {
 // hostNetwork is never set under dra: a hostNetwork template stays on its path.
 TEST(MutateDra, AHostNetworkTemplateIsLeftAsWritten) {
   const auto pod = Pod("dra", "", "  hostNetwork: true\n");
-  EXPECT_EQ(Mutate(pod, TestPolicy(), "default", Cluster()).patch, json::array());
+  EXPECT_EQ(Mutate(pod, TestPolicy(), "default", Cluster()).patch.Json(), json::array());
 }
 
 }  // namespace

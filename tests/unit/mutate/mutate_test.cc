@@ -70,9 +70,9 @@ std::string Pod(const std::string& ns, const std::string& container_extra = "",
 // The patch applied to the original gives the result, and mutating the result changes nothing.
 Mutation CheckedMutate(const json& object) {
   Mutation m = Mutate(object, TestPolicy(), "default");
-  EXPECT_EQ(object.patch(m.patch), m.result) << m.patch.dump(2);
+  EXPECT_EQ(object.patch(m.patch.Json()), m.result) << m.patch.Json().dump(2);
   const Mutation again = Mutate(m.result, TestPolicy(), "default");
-  EXPECT_EQ(again.patch, json::array()) << again.patch.dump(2);
+  EXPECT_EQ(again.patch.Json(), json::array()) << again.patch.Json().dump(2);
   return m;
 }
 
@@ -119,7 +119,7 @@ TEST(MutateSriov, KeepsUserEnvOrderAndAppendsInFixedOrder) {
   for (const auto& e : env) names.push_back(e["name"]);
   EXPECT_EQ(names, (std::vector<std::string>{"B", "A", "NCCL_SOCKET_IFNAME", "NCCL_IB_DISABLE",
                                              "NCCL_IB_GID_INDEX", "NCCL_DEBUG"}));
-  for (const auto& op : m.patch)
+  for (const auto& op : m.patch.Json())
     EXPECT_NE(op["path"], "/spec/containers/1/env") << "no whole-array replacement";
 }
 
@@ -161,7 +161,7 @@ TEST(MutateSriov, RejectLeavesTheWholeWorkloadOverrideReplacesAndWarns) {
   const std::string env = "    env: [{name: NCCL_IB_GID_INDEX, value: \"5\"}]\n";
   // reject: nothing is written, so validation denies for the user's value alone.
   const auto reject = CheckedMutate(Yaml(Pod("sriov", env)));
-  EXPECT_EQ(reject.patch, json::array());
+  EXPECT_EQ(reject.patch.Json(), json::array());
   EXPECT_TRUE(reject.overrides.empty());
   const auto over = CheckedMutate(Yaml(Pod("override", env)));
   EXPECT_EQ(Env(over.result["spec"]["containers"][1])["NCCL_IB_GID_INDEX"], "3");
@@ -247,7 +247,7 @@ TEST(MutateSriov, KeepsAnInterfaceAKnobNamesUnderOverrideAndReject) {
       EXPECT_EQ(m.result["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"],
                 "sriov-rdma-net")
           << ns << knob;
-      EXPECT_NE(m.patch, json::array()) << "the rest of the mode is planned: " << ns << knob;
+      EXPECT_NE(m.patch.Json(), json::array()) << "the rest of the mode is planned: " << ns << knob;
       const auto before = errors(rules::Diagnose(pod, TestPolicy(), "default"));
       EXPECT_EQ(before.count("policy-conflict"), 0u) << ns << knob;
       for (const auto& id : errors(rules::Diagnose(m.result, TestPolicy(), "default")))
@@ -272,7 +272,7 @@ TEST(MutateSriov, ATemplateClaimingAnUnknownNicResourceIsLeftAsWritten) {
   for (const char* ns : {"sriov", "override"}) {
     std::string text = pod;
     text.replace(text.find("namespace: sriov"), 16, std::string("namespace: ") + ns);
-    EXPECT_EQ(CheckedMutate(Yaml(text)).patch, json::array()) << ns;
+    EXPECT_EQ(CheckedMutate(Yaml(text)).patch.Json(), json::array()) << ns;
   }
 }
 
@@ -296,7 +296,7 @@ TEST(MutateSriov, ANetworkOfTheSameNameInAnotherNamespaceIsAnOwnRail) {
 TEST(MutateSriov, AnEmptyIbDisableIsTheDefaultTheModeWants) {
   const auto m =
       CheckedMutate(Yaml(Pod("sriov", "    env: [{name: NCCL_IB_DISABLE, value: \"\"}]\n")));
-  EXPECT_NE(m.patch, json::array());
+  EXPECT_NE(m.patch.Json(), json::array());
   EXPECT_EQ(Env(m.result["spec"]["containers"][1])["NCCL_IB_DISABLE"], "");
   const auto d = rules::Diagnose(m.result, TestPolicy(), "default");
   for (const auto& f : d.findings) EXPECT_NE(f.severity, rules::Severity::kError) << f.rule;
@@ -313,7 +313,7 @@ TEST(MutateSriov, UnreadableAnnotationLeavesTheWholeWorkload) {
       const auto m = CheckedMutate(Yaml(
           Pod(ns, "",
               "  annotations:\n    k8s.v1.cni.cncf.io/networks: '" + std::string(value) + "'\n")));
-      EXPECT_EQ(m.patch, json::array()) << ns << " " << value;
+      EXPECT_EQ(m.patch.Json(), json::array()) << ns << " " << value;
       const auto before =
           rules::Diagnose(Yaml(Pod(ns, "",
                                    "  annotations:\n    k8s.v1.cni.cncf.io/networks: '" +
@@ -362,9 +362,9 @@ TEST(MutateHostNetwork, SetsNetworkDnsDeviceAndReplacesDefaultedDns) {
   EXPECT_EQ(m.result["spec"]["hostNetwork"], true);
   EXPECT_EQ(m.result["spec"]["dnsPolicy"], "ClusterFirstWithHostNet");
   bool replaced = false;
-  for (const auto& op : m.patch)
+  for (const auto& op : m.patch.Json())
     replaced = replaced || (op["op"] == "replace" && op["path"] == "/spec/dnsPolicy");
-  EXPECT_TRUE(replaced) << m.patch.dump();
+  EXPECT_TRUE(replaced) << m.patch.text();
   EXPECT_EQ(m.result["spec"]["containers"][1]["resources"]["limits"]["rdma/hca_shared_devices_a"],
             "1");
   EXPECT_EQ(Env(m.result["spec"]["containers"][1])["NCCL_SOCKET_IFNAME"], "bond0");
@@ -420,17 +420,17 @@ spec:
 TEST(MutateWorkloads, UnknownKindsAndOffNamespacesAreUntouched) {
   EXPECT_EQ(Mutate(Yaml("apiVersion: v1\nkind: Service\nmetadata: {name: s, namespace: sriov}\n"),
                    TestPolicy(), "default")
-                .patch,
+                .patch.Json(),
             json::array());
-  EXPECT_EQ(Mutate(Yaml(Pod("elsewhere")), TestPolicy(), "default").patch, json::array());
+  EXPECT_EQ(Mutate(Yaml(Pod("elsewhere")), TestPolicy(), "default").patch.Json(), json::array());
 }
 
 TEST(MutateWorkloads, KeysWithSlashesAreEscaped) {
   const auto m = CheckedMutate(Yaml(Pod("sriov")));
   bool escaped = false;
-  for (const auto& op : m.patch)
+  for (const auto& op : m.patch.Json())
     escaped = escaped || op["path"].get<std::string>().find("rdma~1vf") != std::string::npos;
-  EXPECT_TRUE(escaped) << m.patch.dump();
+  EXPECT_TRUE(escaped) << m.patch.text();
 }
 
 TEST(MutateWorkloads, WrongTypesAreErrorsNamingTheField) {

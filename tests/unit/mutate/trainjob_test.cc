@@ -122,7 +122,7 @@ TEST(MutateTrainJob, SriovGoesIntoTrainerFieldsAndOneOwnRuntimePatch) {
   }
   // judged again, the rendered pods need nothing more, and a reinvocation writes nothing
   const Mutation again = MutateJob(m.result, runtime);
-  EXPECT_EQ(again.patch, json::array()) << again.patch.dump();
+  EXPECT_EQ(again.patch.Json(), json::array()) << again.patch.text();
   EXPECT_EQ(m.path, policy::Path::kSriov);
 }
 
@@ -148,7 +148,8 @@ TEST(MutateTrainJob, OwnEntryMovesLastAndKeepsTrainersTime) {
   const json runtime = Yaml(Runtime());
   json first = MutateJob(Yaml(Job("sriov")), runtime).result;
   first["spec"]["runtimePatches"][0]["time"] = "2026-01-01T00:00:00Z";  // Trainer v2.3 stamps it
-  EXPECT_EQ(MutateJob(first, runtime).patch, json::array()) << "same entry: time kept, no op";
+  EXPECT_EQ(MutateJob(first, runtime).patch.Json(), json::array())
+      << "same entry: time kept, no op";
   first["spec"]["runtimePatches"].push_back(Yaml(
       fixtures::RuntimePatch("example.com/profiler", {fixtures::ReplicatedJob("node", "", R"(spec:
   containers:
@@ -161,11 +162,12 @@ TEST(MutateTrainJob, OwnEntryMovesLastAndKeepsTrainersTime) {
   EXPECT_EQ(list[0]["manager"], "example.com/profiler");
   EXPECT_EQ(list[1]["manager"], kRuntimePatchManager);
   EXPECT_FALSE(list[1].contains("time")) << "a changed entry is Trainer's to stamp again";
-  EXPECT_EQ(m.patch[0], Yaml("{op: remove, path: /spec/runtimePatches/0}")) << m.patch.dump();
+  EXPECT_EQ(m.patch.Json()[0], Yaml("{op: remove, path: /spec/runtimePatches/0}"))
+      << m.patch.text();
   const json pod = Rendered(m.result, runtime, workload::ResourcesPerNode::kMerge);
   EXPECT_EQ(pod["spec"]["containers"][0]["securityContext"]["capabilities"]["add"],
             Yaml("[SYS_NICE, IPC_LOCK]"));
-  EXPECT_EQ(MutateJob(m.result, runtime).patch, json::array());
+  EXPECT_EQ(MutateJob(m.result, runtime).patch.Json(), json::array());
 }
 
 // On UPDATE spec.trainer and an existing entry's containers and volumes are immutable
@@ -181,7 +183,7 @@ TEST(MutateTrainJob, UpdateAddsTheOwnEntryAndNothingElse) {
   const json job = Yaml(Job("sriov"));
   const Mutation m = MutateUpdate(job, runtime);
   ASSERT_FALSE(m.patch.empty());
-  for (const auto& op : m.patch)
+  for (const auto& op : m.patch.Json())
     EXPECT_EQ(op["path"].get<std::string>().rfind("/spec/runtimePatches", 0), 0u) << op.dump();
   EXPECT_EQ(m.result["spec"]["trainer"], job["spec"]["trainer"]);
   EXPECT_EQ(m.result["spec"]["runtimePatches"][0]["manager"], kRuntimePatchManager);
@@ -190,7 +192,7 @@ TEST(MutateTrainJob, UpdateAddsTheOwnEntryAndNothingElse) {
   stale["spec"]["runtimePatches"][0]["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"][0]
        ["template"]["spec"]["template"]["spec"]
            .erase("volumes");
-  EXPECT_EQ(MutateUpdate(stale, runtime).patch, json::array());
+  EXPECT_EQ(MutateUpdate(stale, runtime).patch.Json(), json::array());
   EXPECT_FALSE(MutateJob(stale, runtime).patch.empty()) << "a CREATE rewrites it";
 }
 
@@ -207,7 +209,7 @@ TEST(MutateTrainJob, SharedCarriesTheRuntimesRdmaResourceIntoResourcesPerNode) {
 
 TEST(MutateTrainJob, WhatOnlyTheRuntimeCanCarryIsAFindingNamingIt) {
   const Mutation m = MutateJob(Yaml(Job("host")), Yaml(Runtime()));
-  for (const auto& op : m.patch) {
+  for (const auto& op : m.patch.Json()) {
     EXPECT_EQ(op["path"].get<std::string>().find("hostNetwork"), std::string::npos);
     EXPECT_EQ(op.dump().find("hostNetwork"), std::string::npos) << op.dump();
   }
@@ -302,7 +304,7 @@ TEST(MutateTrainJob, AClaimsOnlyResourcesPerNodeKeepsItsClaimsAndTheRuntimesLimi
 TEST(MutateTrainJob, OffNamespaceIsLeftAlone) {
   const json job = Yaml(Job("default"));
   const Mutation m = MutateJob(job, Yaml(Runtime()));
-  EXPECT_EQ(m.patch, json::array());
+  EXPECT_EQ(m.patch.Json(), json::array());
   EXPECT_EQ(m.result, job);
 }
 

@@ -31,6 +31,9 @@ nlohmann::json ParseJson(std::string_view text, std::size_t max_depth);
 // there. Plain ASCII strings and integers are copied; any other string and every double are
 // written by nlohmann, so their bytes are its own. Recurses once per level, as dump() does.
 std::string DumpJson(const nlohmann::json& value);
+// The same, appended to `out`; and one string as DumpJson writes a string value.
+void AppendJson(std::string& out, const nlohmann::json& value);
+void AppendJsonString(std::string& out, std::string_view text);
 
 // Frees `value` (it is null afterwards) from its leaves up. nlohmann's destructor never recurses:
 // it moves every descendant through a heap-allocated stack so that any depth is safe, and that

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "rdma_webhook/catalogue/catalogue.h"
+#include "rdma_webhook/mutate/patch.h"
 #include "rdma_webhook/policy/policy.h"
 #include "rdma_webhook/rules/assessment.h"
 #include "rdma_webhook/rules/diagnosis.h"
@@ -17,7 +18,7 @@
 namespace rw::mutate {
 
 struct Mutation {
-  nlohmann::json patch = nlohmann::json::array();  // applies cleanly to the original object
+  Patch patch;            // applies cleanly to the original object
   nlohmann::json result;  // the original with the patch applied (not set by MutateInPlace)
   std::vector<rules::Finding> overrides;  // user values replaced under onConflict: override
   bool skipped = false;                   // opted out
