@@ -262,6 +262,41 @@ INSTANTIATE_TEST_SUITE_P(Rfc4648, Base64Vectors,
                                            Base64Case{"foobar", "Zm9vYmFy"},
                                            Base64Case{std::string("\xff\xfe\x00", 3), "//4A"}));
 
+// RFC 4648 read off its definition, six bits at a time: the encoder's lookup tables must write
+// the same characters for every 12-bit value, at every offset and every length of tail.
+std::string ReferenceBase64(std::string_view bytes) {
+  static const std::string alphabet =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  std::size_t bits = 0, held = 0;
+  for (const char c : bytes) {
+    held = (held << 8) | static_cast<unsigned char>(c);
+    bits += 8;
+    while (bits >= 6) {
+      bits -= 6;
+      out += alphabet[(held >> bits) & 63];
+    }
+  }
+  if (bits > 0) out += alphabet[(held << (6 - bits)) & 63];
+  while (out.size() % 4 != 0) out += '=';
+  return out;
+}
+
+TEST(Base64, EveryTwelveBitValueAtEveryOffsetAsTheDefinitionWrites) {
+  std::string bytes;
+  for (unsigned v = 0; v < 65536; ++v) {
+    bytes += static_cast<char>(v >> 8);
+    bytes += static_cast<char>(v & 255);
+  }
+  for (std::size_t cut = 0; cut < 6; ++cut) {
+    const std::string_view part = std::string_view(bytes).substr(cut, bytes.size() - 2 * cut);
+    ASSERT_EQ(Base64(part), ReferenceBase64(part)) << "cut " << cut;
+  }
+  std::string appended = "prefix";
+  AppendBase64(appended, "foob");
+  EXPECT_EQ(appended, "prefixZm9vYg==");
+}
+
 }  // namespace
 }  // namespace rw::admission
 
