@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <optional>
@@ -282,7 +283,8 @@ bj::value* Find(bj::value& root, std::string_view pointer) {
       at = at->get_object().if_contains(token);
     } else if (at->is_array() && PlainIndex(token)) {
       auto& items = at->get_array();
-      const std::size_t i = std::stoull(std::string(token));
+      std::size_t i = 0;  // PlainIndex: at most 18 digits, which always fit
+      std::from_chars(token.data(), token.data() + token.size(), i);
       at = i < items.size() ? &items[i] : nullptr;
     } else {
       at = nullptr;

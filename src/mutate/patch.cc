@@ -5,6 +5,9 @@
 namespace rw::mutate {
 
 void Patch::Record(std::string_view op, std::string_view path, const nlohmann::json* value) {
+  // A review's patch is hundreds of bytes to a few KiB: room for the usual one at once, rather
+  // than the string doubling its way there from its small buffer.
+  if (count_ == 0) text_.reserve(1024);
   const std::size_t closed = text_.size();
   text_.pop_back();  // the closing bracket, written again after the operation
   try {
