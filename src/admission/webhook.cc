@@ -5,7 +5,6 @@
 #include <set>
 
 #include "rdma_webhook/codec/dom.h"
-#include "rdma_webhook/codec/json_text.h"
 #include "rdma_webhook/mutate/mutation.h"
 #include "rdma_webhook/rules/trainjob.h"
 #include "rdma_webhook/rules/verdict.h"
