@@ -110,11 +110,12 @@ void PatchBuilder::Remove(const std::string& pointer) {
     const auto at = items.begin() + static_cast<std::ptrdiff_t>(Index(last, items));
     ops_.Record("remove", pointer, nullptr);
     items.erase(at);
-  } else if (parent->as_object().contains(last)) {
-    ops_.Record("remove", pointer, nullptr);
-    parent->as_object().erase(last);
   } else {
-    throw std::out_of_range("no value at " + pointer + " to remove");
+    auto& members = parent->as_object();
+    const auto at = members.find(last);
+    if (at == members.end()) throw std::out_of_range("no value at " + pointer + " to remove");
+    ops_.Record("remove", pointer, nullptr);
+    members.erase(at);
   }
 }
 

@@ -287,6 +287,9 @@ TEST(Mutate, CreateReturnsTheCorePatch) {
   ASSERT_FALSE(m.patch.empty());
   EXPECT_EQ(r["patchType"], "JSONPatch");
   EXPECT_EQ(r["patch"], Base64(m.patch.text()));
+  // The answer's bytes are nlohmann's dump() of the operations, as they were when the patch
+  // was a DOM dumped at the end (Patch writes them as they are recorded).
+  EXPECT_EQ(m.patch.text(), m.patch.Json().dump());
   EXPECT_EQ(r["auditAnnotations"]["path"], "hostNetwork");
   EXPECT_FALSE(r.contains("warnings"));  // no override, no warning from /mutate
 }
