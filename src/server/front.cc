@@ -1,5 +1,6 @@
 #include "rdma_webhook/server/front.h"
 
+#include <algorithm>
 #include <cctype>
 #include <string>
 #include <utility>
@@ -134,19 +135,29 @@ std::optional<Answer> FramingRefusal(const Request& head) {
   std::string_view last;
   bool other = false;
   std::size_t chunked = 0;
+  bool malformed = false;
+  // RFC 9110 §5.6.2: a coding's name is a token. Beast's parser reads a list with a name that is
+  // not one (`bid",chunked`) as not chunked, so it is refused as a framing error (400), not as
+  // an unsupported coding (501).
+  const auto token_char = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 ||
+           std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+  };
   while (!rest.empty()) {
     const auto comma = rest.find(',');
     const std::string_view coding = Trimmed(rest.substr(0, comma));
     rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
     if (coding.empty()) continue;
     last = coding;
+    const std::string_view name = Trimmed(coding.substr(0, coding.find(';')));
+    if (name.empty() || !std::all_of(name.begin(), name.end(), token_char)) malformed = true;
     if (EqualsIgnoringCase(coding, "chunked")) {
       ++chunked;
     } else {
       other = true;
     }
   }
-  if (!EqualsIgnoringCase(last, "chunked") || chunked != 1) {
+  if (malformed || !EqualsIgnoringCase(last, "chunked") || chunked != 1) {
     return Refusal(kBadRequest,
                    "Transfer-Encoding '" + head.transfer_encoding +
                        "' does not end in chunked once; the body length cannot be known",
