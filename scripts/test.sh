@@ -27,11 +27,17 @@ export RW_BINARY="$REPO/build/rdma-webhook"
 export PATH="$PATH:$REPO/.cache/bin"
 
 passed=() failed=()
+# Each stage's output is also kept in .cache/stages/<name>.log: a CI that shows only the end of
+# the run still shows why a stage failed (the tail of each failed stage is printed last).
+STAGE_LOGS="$REPO/.cache/stages"
+mkdir -p "$STAGE_LOGS"
 stage() {  # stage NAME COMMAND...
-  local name=$1 start=$SECONDS
+  local name=$1 start=$SECONDS rc
   shift
   echo "===== $name =====" >&2
-  if "$@"; then passed+=("$name"); else failed+=("$name"); fi
+  "$@" 2>&1 | tee "$STAGE_LOGS/$name.log"
+  rc=${PIPESTATUS[0]}
+  if ((rc == 0)); then passed+=("$name"); else failed+=("$name"); fi
   echo "===== $name: $((SECONDS - start))s =====" >&2
 }
 
@@ -73,10 +79,16 @@ for s in "${STAGES[@]}"; do
     image) stage image tests/image/run.sh ;;
     release) stage release tests/release/run.sh ;;
     sanitizers) stage sanitizers sanitizers ;;
-    fuzz) stage fuzz tests/fuzz/run.sh ;;
+    # Fixed seed and run counts whether or not the CI sets CI=true: a submission must not fail
+    # on a path explored by chance (exploring is tests/fuzz/run.sh by hand).
+    fuzz) FUZZ_RUNS=1 stage fuzz tests/fuzz/run.sh ;;
     soak) stage soak tests/soak/run.sh --ci ;;
     *) echo "unknown stage '$s' (stages: ${ALL[*]})" >&2; exit 2 ;;
   esac
+done
+for s in "${failed[@]}"; do
+  echo "----- $s failed; the end of its output ($STAGE_LOGS/$s.log) -----" >&2
+  tail -n 25 "$STAGE_LOGS/$s.log" >&2
 done
 echo "passed stages: ${passed[*]:-none}" >&2
 echo "failed stages: ${failed[*]:-none}" >&2
