@@ -157,6 +157,10 @@ std::optional<Answer> FramingRefusal(const Request& head) {
       other = true;
     }
   }
+  // The parser, not this reading, decides where the body ends: a list it does not frame as
+  // chunked (a parameter value that is neither a token nor a quoted string, `b;x=y",chunked`)
+  // leaves the body's length unknown here, whatever the names say.
+  if (!head.chunked) malformed = true;
   if (malformed || !EqualsIgnoringCase(last, "chunked") || chunked != 1) {
     return Refusal(kBadRequest,
                    "Transfer-Encoding '" + head.transfer_encoding +

@@ -45,6 +45,7 @@ inline Request RequestOf(const RequestParser& parser) {
     if (!request.transfer_encoding.empty()) request.transfer_encoding += ", ";
     request.transfer_encoding += field->value();
   }
+  request.chunked = parser.chunked();
   request.content_encoding = message[http::field::content_encoding];
   request.host_fields = message.count(http::field::host);
   return request;

@@ -9,7 +9,10 @@
 #include <string>
 
 #include <gtest/gtest.h>
+#include <boost/asio/buffer.hpp>
 #include <nlohmann/json.hpp>
+
+#include "../../../src/server/http_request.h"
 
 namespace rw::server {
 namespace {
@@ -308,8 +311,21 @@ TEST(Routes, AcceptTheAbsoluteForm) {
   EXPECT_EQ(RouteOf("/https://webhook/mutate"), Route::kUnknown);
 }
 
+// Whether Beast's parser, as the sessions set it up, frames a body sent with this
+// Transfer-Encoding as chunked.
+bool BeastReadsChunked(const std::string& transfer_encoding) {
+  RequestParser parser;
+  parser.header_limit(kHeaderLimit);
+  const std::string head =
+      "POST /mutate HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: " + transfer_encoding + "\r\n\r\n";
+  boost::system::error_code ec;
+  parser.put(boost::asio::buffer(head), ec);
+  return parser.is_header_done() && parser.chunked();
+}
+
 Request Framed(std::string transfer_encoding, std::size_t host_fields = 1, unsigned version = 11) {
   Request r = Post("/mutate", "{}");
+  r.chunked = BeastReadsChunked(transfer_encoding);
   r.transfer_encoding = std::move(transfer_encoding);
   r.host_fields = host_fields;
   r.version = version;
@@ -321,7 +337,9 @@ Request Framed(std::string transfer_encoding, std::size_t host_fields = 1, unsig
 // on both ports. A coding other than chunked before it is one the server does not apply: 501.
 TEST(Framing, TransferEncodingMustEndInChunkedOnce) {
   for (const char* te : {"gzip", "xchunked", "identity", "chunked, gzip", "chunked, chunked", " , ",
-                         "bid\",chunked", "g zip, chunked"}) {
+                         "bid\",chunked", "g zip, chunked", "b;ext=valid\",chunked",
+                         // Beast's list reading takes no coding parameters: not framed as chunked.
+                         "gzip;q=1, chunked"}) {
     SCOPED_TRACE(te);
     const auto refusal = FramingRefusal(Framed(te));
     ASSERT_TRUE(refusal.has_value());

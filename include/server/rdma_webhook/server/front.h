@@ -37,6 +37,9 @@ struct Request {
   unsigned version = 11;                        // 10 for HTTP/1.0, 11 for HTTP/1.1
   // Every Transfer-Encoding field line, joined with ", " (empty: none sent).
   std::string transfer_encoding;
+  // Whether the HTTP parser frames the body as chunked: its own reading of those lines, which
+  // decides where this request ends and the next one begins.
+  bool chunked = false;
   std::string_view content_encoding;  // as sent; empty: none
   std::size_t host_fields = 1;        // how many Host field lines the request had
 };
