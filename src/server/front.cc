@@ -158,8 +158,8 @@ std::optional<Answer> FramingRefusal(const Request& head) {
     }
   }
   // The parser, not this reading, decides where the body ends: a list it does not frame as
-  // chunked (a parameter value that is neither a token nor a quoted string, `b;x=y",chunked`)
-  // leaves the body's length unknown here, whatever the names say.
+  // chunked leaves the body's length unknown here, whatever the names say. Beast's list reading
+  // takes no coding parameters (`gzip;q=1, chunked`, `b;x=y",chunked`).
   if (!head.chunked) malformed = true;
   if (malformed || !EqualsIgnoringCase(last, "chunked") || chunked != 1) {
     return Refusal(kBadRequest,
